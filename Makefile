@@ -1,0 +1,61 @@
+# vitgrad — plain Makefile, no configure step.
+#   make            library + programs (train, gradcheck, inspect)
+#   make test       build and run every test; last line "N passed, N failed"
+#   make asan       the tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make train      train the default model on CIFAR-10
+#   make reference  regenerate tests/reference/*.safetensors with PyTorch (python3-torch)
+#   make bench      speed comparison vs PyTorch and OpenBLAS (not a test)
+CC      ?= gcc
+ARCH    ?= -march=native
+OPT     ?= -O3
+WARN    := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wno-missing-field-initializers
+CFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) $(ARCH) -fopenmp $(WARN) -I. $(EXTRA_CFLAGS)
+LDLIBS  := -fopenmp -lstb -lpng -lz -lm -lpthread $(EXTRA_LDFLAGS)
+B       ?= build
+
+LIB_DIRS := tensor autograd nn vit data
+LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
+TEST_SRC := $(wildcard tests/test_*.c) tests/test_main.c
+GC_SRC   := $(wildcard tools/gradcheck*.c)
+INSPECT_SRC := $(filter-out $(GC_SRC),$(wildcard tools/*.c))
+
+OBJ32 := $(LIB_SRC:%.c=$(B)/f32/%.o)
+OBJ64 := $(LIB_SRC:%.c=$(B)/f64/%.o)
+HDRS  := $(wildcard */*.h) $(wildcard *.h)
+
+PROGRAMS := gradcheck $(if $(wildcard train.c),train) $(if $(INSPECT_SRC),inspect)
+
+.PHONY: all test asan train-fashion reference bench data clean plot
+all: $(PROGRAMS)
+
+$(B)/f32/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+$(B)/f64/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DVG_DOUBLE -c $< -o $@
+
+$(B)/libvitgrad.a: $(OBJ32)
+	@rm -f $@; ar rcs $@ $^
+$(B)/libvitgrad64.a: $(OBJ64)
+	@rm -f $@; ar rcs $@ $^
+
+train: $(B)/f32/train.o $(B)/libvitgrad.a
+	$(CC) $^ -o $@ $(LDLIBS)
+gradcheck: $(GC_SRC:%.c=$(B)/f64/%.o) $(B)/libvitgrad64.a
+	$(CC) $^ -o $@ $(LDLIBS)
+inspect: $(INSPECT_SRC:%.c=$(B)/f32/%.o) $(B)/libvitgrad.a
+	$(CC) $^ -o $@ $(LDLIBS)
+$(B)/run_tests: $(TEST_SRC:%.c=$(B)/f32/%.o) $(B)/libvitgrad.a
+	$(CC) $^ -o $@ $(LDLIBS)
+
+test: all $(B)/run_tests
+	@bash tests/run.sh $(B)
+
+asan:
+	$(MAKE) B=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
+	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
+	  EXTRA_LDFLAGS="-fsanitize=address,undefined" test
+
+clean:
+	rm -rf build build-asan train gradcheck inspect

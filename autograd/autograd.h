@@ -1,0 +1,119 @@
+/* autograd.h — define-by-run reverse-mode differentiation over vg_tensor.
+ *
+ * Every differentiable op, when grad mode is on and an input requires grad, records a vg_node:
+ * its inputs, what it saved for backward, and its backward rule. vg_backward(loss) sorts the nodes
+ * topologically and walks them in reverse, each rule accumulating (+=) into its inputs' .grad.
+ * Backward rules run with grad mode off and may use the ops below freely. */
+#ifndef VG_AUTOGRAD_H
+#define VG_AUTOGRAD_H
+#include "tensor/tensor.h"
+
+#define VG_NODE_MAX_INPUTS 4
+#define VG_NODE_MAX_SAVED 6
+
+typedef struct vg_node vg_node;
+/* Given the gradient of the node's output, accumulate into each input that requires grad. */
+typedef void (*vg_backward_fn)(vg_node *node, const vg_tensor *grad_out);
+
+struct vg_node {
+    const char    *op;                               /* "add", "matmul", "layernorm", … */
+    vg_backward_fn backward;
+    vg_tensor     *out;                              /* the tensor this node produced */
+    int            n_inputs;
+    vg_tensor     *inputs[VG_NODE_MAX_INPUTS];
+    vg_tensor     *saved[VG_NODE_MAX_SAVED];         /* tensors kept for backward */
+    double         scalars[4];                       /* small saved values (eps, exponent…) */
+    int64_t        ints[VG_MAX_DIMS * 2];            /* axes, permutations, offsets */
+    void          *ctx;                              /* op-specific arena data */
+    int            mark;                             /* engine bookkeeping */
+};
+
+/* ---- grad mode ---- */
+bool vg_grad_enabled(void);
+void vg_no_grad_begin(void);        /* nests; no graph is recorded inside */
+void vg_no_grad_end(void);
+
+/* ---- recording (for op implementers) ---- */
+/* Does an op with these inputs need a node? (grad mode on and some input requires grad) */
+bool     vg_needs_grad(int n, vg_tensor *const *inputs);
+/* Create the node for `out` with the given inputs; marks out->requires_grad. NULL-safe. */
+vg_node *vg_record(vg_tensor *out, const char *op, vg_backward_fn backward, int n, vg_tensor *const *inputs);
+/* grad += g, allocating .grad (zeros) on first use; sums g over broadcast axes to t's shape. */
+void     vg_accumulate_grad(vg_tensor *t, const vg_tensor *g);
+static inline bool vg_input_needs_grad(const vg_node *n, int i) { return n->inputs[i]->requires_grad; }
+
+/* ---- the engine ---- */
+/* Backpropagate from `root`. grad_root NULL means ones (the usual scalar loss). Non-leaf grads are
+ * reset first, so calling it twice after vg_zero_grad gives identical gradients. Returns false
+ * with vg_error() set if root is NULL or does not require grad. */
+bool vg_backward(vg_tensor *root, const vg_tensor *grad_root);
+void vg_zero_grad(vg_tensor *t);            /* grad := 0 (keeps the buffer) */
+vg_tensor *vg_detach(vg_tensor *t);         /* same storage, no history, no grad */
+/* Visit the nodes reachable from root in topological order (inputs first). */
+int  vg_graph_nodes(vg_tensor *root, vg_node **out, int max);
+
+/* ---- elementwise, with NumPy/PyTorch broadcasting ---- */
+vg_tensor *vg_add(vg_tensor *a, vg_tensor *b);
+vg_tensor *vg_sub(vg_tensor *a, vg_tensor *b);
+vg_tensor *vg_mul(vg_tensor *a, vg_tensor *b);
+vg_tensor *vg_div(vg_tensor *a, vg_tensor *b);
+vg_tensor *vg_add_scalar(vg_tensor *a, double s);
+vg_tensor *vg_mul_scalar(vg_tensor *a, double s);
+vg_tensor *vg_neg(vg_tensor *a);
+vg_tensor *vg_pow_scalar(vg_tensor *a, double p);
+vg_tensor *vg_exp(vg_tensor *a);
+vg_tensor *vg_log(vg_tensor *a);
+vg_tensor *vg_sqrt(vg_tensor *a);
+vg_tensor *vg_rsqrt(vg_tensor *a);
+vg_tensor *vg_tanh(vg_tensor *a);
+vg_tensor *vg_relu(vg_tensor *a);
+vg_tensor *vg_gelu(vg_tensor *a);           /* exact: x·Φ(x) = x/2·(1 + erf(x/√2)) */
+
+/* ---- reductions over a set of axes (negative axes count from the end) ---- */
+vg_tensor *vg_sum(vg_tensor *a, int naxes, const int *axes, bool keepdim);
+vg_tensor *vg_mean(vg_tensor *a, int naxes, const int *axes, bool keepdim);
+vg_tensor *vg_max(vg_tensor *a, int naxes, const int *axes, bool keepdim); /* grad to the first maximum */
+vg_tensor *vg_sum_all(vg_tensor *a);
+vg_tensor *vg_mean_all(vg_tensor *a);
+/* Sum g over its broadcast axes so it has `ndim, shape` (the inverse of expand). No graph. */
+vg_tensor *vg_sum_to_shape(const vg_tensor *g, int ndim, const int64_t *shape);
+
+/* ---- softmax family (numerically stable: max subtracted) ---- */
+vg_tensor *vg_softmax(vg_tensor *a, int dim);
+vg_tensor *vg_log_softmax(vg_tensor *a, int dim);
+
+/* ---- matrix product: (…, M, K) @ (…, K, N), batch dims broadcast; 1-D operands as PyTorch ---- */
+vg_tensor *vg_matmul(vg_tensor *a, vg_tensor *b);
+
+/* ---- views (zero-copy; gradients are routed back to the viewed tensor) ---- */
+vg_tensor *vg_reshape(vg_tensor *a, int ndim, const int64_t *shape);   /* copies only if it must; one -1 allowed */
+vg_tensor *vg_view(vg_tensor *a, int ndim, const int64_t *shape);      /* error if not viewable */
+vg_tensor *vg_permute(vg_tensor *a, const int *perm);
+vg_tensor *vg_transpose(vg_tensor *a, int d0, int d1);
+vg_tensor *vg_narrow(vg_tensor *a, int dim, int64_t start, int64_t length);
+vg_tensor *vg_select(vg_tensor *a, int dim, int64_t index);             /* removes dim */
+vg_tensor *vg_expand(vg_tensor *a, int ndim, const int64_t *shape);     /* -1 keeps a size */
+vg_tensor *vg_unsqueeze(vg_tensor *a, int dim);
+vg_tensor *vg_squeeze(vg_tensor *a, int dim);                          /* dim must have size 1 */
+vg_tensor *vg_flatten(vg_tensor *a, int start_dim, int end_dim);
+vg_tensor *vg_contiguous(vg_tensor *a);
+vg_tensor *vg_concat(int n, vg_tensor *const *ts, int dim);
+
+/* ---- gradient checking (a user feature): central differences in float64 ---- */
+typedef vg_tensor *(*vg_gradcheck_fn)(vg_tensor *const *inputs, void *ctx);
+typedef struct {
+    bool   ok;
+    double max_abs_err, max_rel_err;
+    int    worst_input; int64_t worst_index;
+    double worst_analytic, worst_numeric;
+    char   message[256];
+} vg_gradcheck_result;
+/* Checks d(sum(f(inputs) * w))/d(input) for every input with requires_grad, w a fixed random
+ * weight. Inputs must be persistent; stride-0 inputs are materialised before perturbation.
+ * Passes when |analytic − numeric| ≤ atol + rtol·|numeric| everywhere. */
+vg_gradcheck_result vg_gradcheck(vg_gradcheck_fn f, void *ctx, int n, vg_tensor **inputs,
+                                 double eps, double atol, double rtol);
+#define VG_GRADCHECK_EPS 1e-6
+#define VG_GRADCHECK_ATOL 1e-5
+#define VG_GRADCHECK_RTOL 1e-3
+#endif

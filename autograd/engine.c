@@ -1,0 +1,131 @@
+/* engine.c — recording nodes, the backward walk, grad mode, gradient accumulation. */
+#include "autograd.h"
+#include <stdlib.h>
+#include <string.h>
+
+static int no_grad_depth;
+bool vg_grad_enabled(void) { return no_grad_depth == 0; }
+void vg_no_grad_begin(void) { no_grad_depth++; }
+void vg_no_grad_end(void) { if (no_grad_depth > 0) no_grad_depth--; }
+
+bool vg_needs_grad(int n, vg_tensor *const *inputs) {
+    if (no_grad_depth) return false;
+    for (int i = 0; i < n; i++) if (inputs[i] && inputs[i]->requires_grad) return true;
+    return false;
+}
+
+vg_node *vg_record(vg_tensor *out, const char *op, vg_backward_fn backward, int n, vg_tensor *const *inputs) {
+    if (!out) return NULL;
+    vg_node *node = vg_arena_alloc(sizeof *node);
+    memset(node, 0, sizeof *node);
+    node->op = op;
+    node->backward = backward;
+    node->out = out;
+    node->n_inputs = n;
+    for (int i = 0; i < n; i++) node->inputs[i] = inputs[i];
+    out->node = node;
+    out->requires_grad = true;
+    return node;
+}
+
+/* ---------------------------------------------------------------- gradient accumulation */
+static vg_tensor *new_grad_buffer(const vg_tensor *t) {
+    vg_tensor *g = t->persistent ? vg_persistent_zeros(t->ndim, t->shape) : vg_zeros(t->ndim, t->shape);
+    return g;
+}
+
+void vg_accumulate_grad(vg_tensor *t, const vg_tensor *g) {
+    if (!t || !g || !t->requires_grad) return;
+    if (!vg_same_shape(t, g)) g = vg_sum_to_shape(g, t->ndim, t->shape);
+    if (!t->grad) {
+        t->grad = new_grad_buffer(t);
+        vg_copy_raw(t->grad, g);
+        return;
+    }
+    real *dst = vg_data(t->grad);
+    if (vg_is_contiguous(g)) {
+        const real *src = vg_data(g);
+        int64_t n = vg_numel(t->grad);
+        for (int64_t i = 0; i < n; i++) dst[i] += src[i];
+    } else {
+        vg_tensor *c = vg_contiguous_raw(g);
+        const real *src = vg_data(c);
+        for (int64_t i = 0, n = vg_numel(t->grad); i < n; i++) dst[i] += src[i];
+    }
+}
+
+void vg_zero_grad(vg_tensor *t) {
+    if (t && t->grad) vg_fill_raw(t->grad, 0);
+}
+
+vg_tensor *vg_detach(vg_tensor *t) {
+    if (!t) return NULL;
+    vg_tensor *d = vg_view_raw(t, t->ndim, t->shape, t->strides, t->offset);
+    d->requires_grad = false;
+    return d;
+}
+
+/* ---------------------------------------------------------------- topological order */
+/* Iterative DFS (graphs of deep models would overflow a recursive one); postorder = inputs first. */
+static int epoch;
+
+int vg_graph_nodes(vg_tensor *root, vg_node **out, int max) {
+    if (!root || !root->node) return 0;
+    epoch++;
+    int count = 0, cap = 1024, top = 0;
+    vg_node **stack = malloc(sizeof *stack * (size_t)cap);
+    int *next_child = malloc(sizeof *next_child * (size_t)cap);
+    stack[top] = root->node; next_child[top] = 0; top++;
+    root->node->mark = epoch;
+    while (top) {
+        vg_node *n = stack[top - 1];
+        if (next_child[top - 1] < n->n_inputs) {
+            vg_tensor *in = n->inputs[next_child[top - 1]++];
+            if (in && in->node && in->node->mark != epoch) {
+                in->node->mark = epoch;
+                if (top == cap) {
+                    cap *= 2;
+                    stack = realloc(stack, sizeof *stack * (size_t)cap);
+                    next_child = realloc(next_child, sizeof *next_child * (size_t)cap);
+                }
+                stack[top] = in->node; next_child[top] = 0; top++;
+            }
+        } else {
+            if (count < max) out[count] = n;
+            count++;
+            top--;
+        }
+    }
+    free(stack); free(next_child);
+    return count;
+}
+
+bool vg_backward(vg_tensor *root, const vg_tensor *grad_root) {
+    if (!root) { vg_set_error("backward: root is NULL (an earlier op failed: %s)", vg_error()); return false; }
+    if (!root->requires_grad) { vg_set_error("backward: the tensor does not require grad (no graph was recorded)"); return false; }
+    if (!grad_root && vg_numel(root) != 1) {
+        vg_set_error("backward: root has %lld elements; pass grad_root for a non-scalar root", (long long)vg_numel(root));
+        return false;
+    }
+    if (grad_root && !vg_same_shape(root, grad_root)) { vg_set_error("backward: grad_root shape differs from root"); return false; }
+    if (!root->node) {   /* a leaf: its gradient is grad_root itself */
+        vg_tensor *g = grad_root ? (vg_tensor *)grad_root : vg_ones(root->ndim, root->shape);
+        vg_accumulate_grad(root, g);
+        return true;
+    }
+    int n = vg_graph_nodes(root, NULL, 0);
+    vg_node **order = malloc(sizeof *order * (size_t)n);
+    vg_graph_nodes(root, order, n);
+    /* non-leaf gradients belong to this call only: reset them (idempotent backward) */
+    for (int i = 0; i < n; i++) order[i]->out->grad = NULL;
+    vg_no_grad_begin();
+    root->grad = grad_root ? vg_contiguous_raw(grad_root) : vg_ones(root->ndim, root->shape);
+    if (grad_root && root->grad == grad_root) { root->grad = vg_empty_like(grad_root); vg_copy_raw(root->grad, grad_root); }
+    for (int i = n - 1; i >= 0; i--) {
+        vg_node *node = order[i];
+        if (node->out->grad) node->backward(node, node->out->grad);
+    }
+    vg_no_grad_end();
+    free(order);
+    return true;
+}

@@ -1,0 +1,184 @@
+/* ops_elementwise.c — broadcasting binary ops and unary ops, each forward with its backward.
+ *
+ * Binary ops broadcast as NumPy/PyTorch (align trailing dimensions, size 1 stretches). Their
+ * backward produces a gradient of the broadcast shape; vg_accumulate_grad sums it back to each
+ * input's shape. Gradients handed to backward rules are always contiguous. */
+#include "autograd.h"
+#include "tensor/strided.h"
+#include <math.h>
+#include <string.h>
+
+typedef enum { B_ADD, B_SUB, B_MUL, B_DIV } binary_op;
+
+static inline real apply_binary(binary_op op, real x, real y) {
+    switch (op) {
+    case B_ADD: return x + y;
+    case B_SUB: return x - y;
+    case B_MUL: return x * y;
+    default:    return x / y;
+    }
+}
+
+/* out = a ∘ b with broadcasting; no graph. */
+static vg_tensor *binary_raw(binary_op op, const vg_tensor *a, const vg_tensor *b) {
+    int64_t shape[VG_MAX_DIMS], sa[VG_MAX_DIMS], sb[VG_MAX_DIMS];
+    if (a->ndim > VG_MAX_DIMS || b->ndim > VG_MAX_DIMS) { vg_set_error("too many dimensions"); return NULL; }
+    int nd = vg_broadcast_shapes(a->ndim, a->shape, b->ndim, b->shape, shape);
+    if (nd < 0) {
+        char s1[96], s2[96], msg[256];
+        vg_shape_str(a, s1, sizeof s1); vg_shape_str(b, s2, sizeof s2);
+        snprintf(msg, sizeof msg, "%s", vg_error());
+        vg_set_error("shapes %s and %s are not broadcastable: %s", s1, s2, msg);
+        return NULL;
+    }
+    vg_tensor *out = vg_empty(nd, shape);
+    int64_t n = vg_numel(out);
+    real *o = vg_data(out);
+    if (vg_same_shape(a, b) && vg_is_contiguous(a) && vg_is_contiguous(b)) {
+        const real *x = vg_data(a), *y = vg_data(b);
+        switch (op) {   /* separate loops so each vectorises */
+        case B_ADD: for (int64_t i = 0; i < n; i++) o[i] = x[i] + y[i]; break;
+        case B_SUB: for (int64_t i = 0; i < n; i++) o[i] = x[i] - y[i]; break;
+        case B_MUL: for (int64_t i = 0; i < n; i++) o[i] = x[i] * y[i]; break;
+        case B_DIV: for (int64_t i = 0; i < n; i++) o[i] = x[i] / y[i]; break;
+        }
+        return out;
+    }
+    if (nd == 0) { o[0] = apply_binary(op, vg_data(a)[0], vg_data(b)[0]); return out; }
+    vg_broadcast_strides(a, nd, shape, sa);
+    vg_broadcast_strides(b, nd, shape, sb);
+    strided_iter it = {nd, shape, {out->strides, sa, sb}, {0, a->offset, b->offset}, 3};
+    const real *x = a->storage->data, *y = b->storage->data;
+    int64_t len = shape[nd - 1], xs = sa[nd - 1], ys = sb[nd - 1];
+    FOR_EACH_ROW(it, {
+        real *orow = o + o_[0]; const real *xr = x + o_[1], *yr = y + o_[2];
+        for (int64_t j = 0; j < len; j++) orow[j] = apply_binary(op, xr[j * xs], yr[j * ys]);
+    });
+    return out;
+}
+
+/* ---- add: d/da = 1, d/db = 1 ---- */
+static void add_backward(vg_node *n, const vg_tensor *g) {
+    vg_accumulate_grad(n->inputs[0], g);
+    vg_accumulate_grad(n->inputs[1], g);
+}
+/* ---- sub: d/da = 1, d/db = −1 ---- */
+static void sub_backward(vg_node *n, const vg_tensor *g) {
+    vg_accumulate_grad(n->inputs[0], g);
+    if (vg_input_needs_grad(n, 1)) vg_accumulate_grad(n->inputs[1], vg_neg((vg_tensor *)g));
+}
+/* ---- mul: d/da = b, d/db = a ---- */
+static void mul_backward(vg_node *n, const vg_tensor *g) {
+    vg_tensor *a = n->inputs[0], *b = n->inputs[1];
+    if (vg_input_needs_grad(n, 0)) vg_accumulate_grad(a, binary_raw(B_MUL, g, b));
+    if (vg_input_needs_grad(n, 1)) vg_accumulate_grad(b, binary_raw(B_MUL, g, a));
+}
+/* ---- div: out = a/b; d/da = 1/b, d/db = −a/b² = −out/b ---- */
+static void div_backward(vg_node *n, const vg_tensor *g) {
+    vg_tensor *b = n->inputs[1];
+    if (vg_input_needs_grad(n, 0)) vg_accumulate_grad(n->inputs[0], binary_raw(B_DIV, g, b));
+    if (vg_input_needs_grad(n, 1)) {
+        vg_tensor *t = binary_raw(B_MUL, g, n->out);
+        t = binary_raw(B_DIV, t, b);
+        vg_accumulate_grad(b, vg_neg(t));
+    }
+}
+
+static vg_tensor *binary(binary_op op, vg_tensor *a, vg_tensor *b, const char *name, vg_backward_fn bw) {
+    if (!a || !b) return NULL;
+    vg_tensor *out = binary_raw(op, a, b);
+    vg_tensor *in[2] = {a, b};
+    if (out && vg_needs_grad(2, in)) vg_record(out, name, bw, 2, in);
+    return out;
+}
+
+vg_tensor *vg_add(vg_tensor *a, vg_tensor *b) { return binary(B_ADD, a, b, "add", add_backward); }
+vg_tensor *vg_sub(vg_tensor *a, vg_tensor *b) { return binary(B_SUB, a, b, "sub", sub_backward); }
+vg_tensor *vg_mul(vg_tensor *a, vg_tensor *b) { return binary(B_MUL, a, b, "mul", mul_backward); }
+vg_tensor *vg_div(vg_tensor *a, vg_tensor *b) { return binary(B_DIV, a, b, "div", div_backward); }
+
+/* ================================================================ unary ops */
+typedef enum { U_NEG, U_ADDS, U_MULS, U_POW, U_EXP, U_LOG, U_SQRT, U_RSQRT, U_TANH, U_RELU, U_GELU } unary_op;
+
+static inline real apply_unary(unary_op op, real x, double s) {
+    switch (op) {
+    case U_NEG:   return -x;
+    case U_ADDS:  return x + (real)s;
+    case U_MULS:  return x * (real)s;
+    case U_POW:   return (real)pow((double)x, s);
+    case U_EXP:   return (real)exp((double)x);
+    case U_LOG:   return (real)log((double)x);
+    case U_SQRT:  return (real)sqrt((double)x);
+    case U_RSQRT: return (real)(1.0 / sqrt((double)x));
+    case U_TANH:  return (real)tanh((double)x);
+    case U_RELU:  return x > 0 ? x : 0;
+    default:      return (real)(0.5 * (double)x * (1.0 + erf((double)x * 0.70710678118654752440)));
+    }
+}
+
+/* derivative of the op at input x with output y */
+static inline real unary_derivative(unary_op op, real x, real y, double s) {
+    switch (op) {
+    case U_NEG:   return -1;
+    case U_ADDS:  return 1;
+    case U_MULS:  return (real)s;
+    case U_POW:   return (real)(s * pow((double)x, s - 1));
+    case U_EXP:   return y;
+    case U_LOG:   return 1 / x;
+    case U_SQRT:  return (real)(0.5 / (double)y);
+    case U_RSQRT: return (real)(-0.5 * (double)y * (double)y * (double)y);
+    case U_TANH:  return 1 - y * y;
+    case U_RELU:  return x > 0 ? 1 : 0;
+    default: {    /* gelu' = Φ(x) + x·φ(x) */
+        double xd = (double)x;
+        double cdf = 0.5 * (1.0 + erf(xd * 0.70710678118654752440));
+        double pdf = 0.39894228040143267794 * exp(-0.5 * xd * xd);
+        return (real)(cdf + xd * pdf);
+    }
+    }
+}
+
+static const char *unary_names[] = {"neg", "add_scalar", "mul_scalar", "pow", "exp", "log",
+                                    "sqrt", "rsqrt", "tanh", "relu", "gelu"};
+
+static void unary_backward(vg_node *n, const vg_tensor *g) {
+    unary_op op = (unary_op)n->ints[0];
+    double s = n->scalars[0];
+    vg_tensor *x = vg_contiguous_raw(n->inputs[0]);
+    vg_tensor *gi = vg_empty_like(g);
+    const real *xp = vg_data(x), *yp = vg_data(n->out), *gp = vg_data(g);
+    real *o = vg_data(gi);
+    int64_t len = vg_numel(g);
+    #pragma omp parallel for schedule(static) if (len > 65536)
+    for (int64_t i = 0; i < len; i++) o[i] = gp[i] * unary_derivative(op, xp[i], yp[i], s);
+    vg_accumulate_grad(n->inputs[0], gi);
+}
+
+static vg_tensor *unary(unary_op op, vg_tensor *a, double s) {
+    if (!a) return NULL;
+    vg_tensor *out = vg_empty(a->ndim, a->shape);
+    vg_tensor *x = vg_contiguous_raw(a);
+    const real *xp = vg_data(x);
+    real *o = vg_data(out);
+    int64_t len = vg_numel(out);
+    #pragma omp parallel for schedule(static) if (len > 65536)
+    for (int64_t i = 0; i < len; i++) o[i] = apply_unary(op, xp[i], s);
+    if (vg_needs_grad(1, &a)) {
+        vg_node *n = vg_record(out, unary_names[op], unary_backward, 1, &a);
+        n->ints[0] = op;
+        n->scalars[0] = s;
+    }
+    return out;
+}
+
+vg_tensor *vg_neg(vg_tensor *a) { return unary(U_NEG, a, 0); }
+vg_tensor *vg_add_scalar(vg_tensor *a, double s) { return unary(U_ADDS, a, s); }
+vg_tensor *vg_mul_scalar(vg_tensor *a, double s) { return unary(U_MULS, a, s); }
+vg_tensor *vg_pow_scalar(vg_tensor *a, double p) { return unary(U_POW, a, p); }
+vg_tensor *vg_exp(vg_tensor *a) { return unary(U_EXP, a, 0); }
+vg_tensor *vg_log(vg_tensor *a) { return unary(U_LOG, a, 0); }
+vg_tensor *vg_sqrt(vg_tensor *a) { return unary(U_SQRT, a, 0); }
+vg_tensor *vg_rsqrt(vg_tensor *a) { return unary(U_RSQRT, a, 0); }
+vg_tensor *vg_tanh(vg_tensor *a) { return unary(U_TANH, a, 0); }
+vg_tensor *vg_relu(vg_tensor *a) { return unary(U_RELU, a, 0); }
+vg_tensor *vg_gelu(vg_tensor *a) { return unary(U_GELU, a, 0); }

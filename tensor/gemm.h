@@ -1,0 +1,23 @@
+/* gemm.h — the single matrix-product entry point. Every matmul in vitgrad goes through here.
+ *
+ *   C = alpha * op(A) * op(B) + beta * C        (row-major)
+ *   op(A) is M×K: A is M×K (lda ≥ K) when transA == 0, or K×M (lda ≥ M) when transA != 0.
+ *   op(B) is K×N: B is K×N (ldb ≥ N) when transB == 0, or N×K (ldb ≥ K) when transB != 0.
+ *   C is M×N with ldc ≥ N. beta == 0 means C is overwritten (its old contents, even NaN, ignored).
+ *
+ * Deterministic: every C element is summed over K in the same order whatever the thread count. */
+#ifndef VG_GEMM_H
+#define VG_GEMM_H
+#include "real.h"
+
+void vg_gemm(int transA, int transB, int M, int N, int K,
+             real alpha, const real *A, int lda, const real *B, int ldb,
+             real beta, real *C, int ldc);
+
+/* batch independent products: A_i = A + i*strideA, B_i = B + i*strideB, C_i = C + i*strideC.
+ * For many small matrices (attention heads): parallel over the batch, no per-matrix packing. */
+void vg_gemm_batched(int batch, int transA, int transB, int M, int N, int K,
+                     real alpha, const real *A, int lda, long strideA,
+                     const real *B, int ldb, long strideB,
+                     real beta, real *C, int ldc, long strideC);
+#endif

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs every test program, echoes their output, and sums their closing "N passed, N failed" lines.
+B=${1:-build}
+total_p=0; total_f=0; total_s=0; status=0
+run() {
+    local label=$1; shift
+    echo "== $label: $*"
+    local out; out=$("$@" 2>&1); local rc=$?
+    echo "$out"
+    local line; line=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
+    if [ -z "$line" ]; then
+        echo "!! $label printed no summary (exit $rc)"; total_f=$((total_f + 1)); status=1; return
+    fi
+    local p f s
+    p=$(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')
+    f=$(echo "$line" | sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/')
+    s=$(echo "$line" | grep -oE '[0-9]+ skipped' | grep -oE '[0-9]+'); s=${s:-0}
+    total_p=$((total_p + p)); total_f=$((total_f + f)); total_s=$((total_s + s))
+    if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then echo "!! $label exited $rc"; total_f=$((total_f + 1)); fi
+}
+run "unit and parity tests (float32)" "$B/run_tests"
+run "gradcheck (float64)" ./gradcheck
+if [ "$total_s" -gt 0 ]; then echo "$total_p passed, $total_f failed, $total_s skipped"
+else echo "$total_p passed, $total_f failed"; fi
+[ "$total_f" -eq 0 ]

@@ -1,0 +1,29 @@
+/* test.h — a tiny self-registering test harness.
+ *   VG_TEST(name) { CHECK(x == 1); CHECK_CLOSE(a, b, tol); }
+ * Each test counts once: passed if no check failed. Skips are visible: VG_SKIP("why"). */
+#ifndef VG_TEST_H
+#define VG_TEST_H
+#include <stdio.h>
+#include <math.h>
+
+typedef void (*vg_test_fn)(void);
+void vg_test_register(const char *name, const char *file, vg_test_fn fn);
+void vg_test_fail(const char *file, int line, const char *fmt, ...);
+void vg_test_skip(const char *why);
+int  vg_test_failed_now(void);
+
+#define VG_TEST(name)                                                         \
+    static void name(void);                                                   \
+    __attribute__((constructor)) static void name##_register(void) {          \
+        vg_test_register(#name, __FILE__, name);                              \
+    }                                                                         \
+    static void name(void)
+
+#define CHECK(cond) do { if (!(cond)) vg_test_fail(__FILE__, __LINE__, "CHECK(%s)", #cond); } while (0)
+#define CHECK_MSG(cond, ...) do { if (!(cond)) vg_test_fail(__FILE__, __LINE__, __VA_ARGS__); } while (0)
+#define CHECK_CLOSE(a, b, tol) do { double _a = (double)(a), _b = (double)(b);               \
+    if (!(fabs(_a - _b) <= (tol))) vg_test_fail(__FILE__, __LINE__, "%s = %.9g, expected %s = %.9g (tol %g)", \
+                                             #a, _a, #b, _b, (double)(tol)); } while (0)
+#define REQUIRE(cond) do { if (!(cond)) { vg_test_fail(__FILE__, __LINE__, "REQUIRE(%s)", #cond); return; } } while (0)
+#define VG_SKIP(why) do { vg_test_skip(why); return; } while (0)
+#endif

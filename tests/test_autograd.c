@@ -1,0 +1,177 @@
+/* test_autograd.c — backward semantics: accumulation, broadcasting, views, idempotence, no_grad,
+ * detach, gradcheck catching a wrong rule, and memory stability over 1,000 steps. */
+#include "test.h"
+#include "autograd/autograd.h"
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+VG_TEST(backward_simple_chain) {
+    vg_tensor *x = vg_param(VG_DIMS(3));
+    vg_data(x)[0] = 1; vg_data(x)[1] = 2; vg_data(x)[2] = 3;
+    /* L = Σ x² · 2 + x₀  → dL/dx = 4x + [1, 0, 0] */
+    vg_tensor *l = vg_add(vg_sum_all(vg_mul_scalar(vg_mul(x, x), 2)), vg_select(x, 0, 0));
+    REQUIRE(vg_backward(l, NULL));
+    CHECK(vg_data(x->grad)[0] == 5 && vg_data(x->grad)[1] == 8 && vg_data(x->grad)[2] == 12);
+    CHECK(x->grad->persistent);                             /* parameters keep grads off-arena */
+    /* backward accumulates: a second call without zero_grad doubles */
+    l = vg_add(vg_sum_all(vg_mul_scalar(vg_mul(x, x), 2)), vg_select(x, 0, 0));
+    vg_backward(l, NULL);
+    CHECK(vg_data(x->grad)[0] == 10);
+    vg_tensor_free(x);
+    vg_arena_reset();
+}
+
+VG_TEST(backward_is_idempotent_after_zero_grad) {
+    vg_rng r = vg_rng_seed(11);
+    vg_tensor *w = vg_persist(vg_randn(&r, VG_DIMS(4, 3), 0, 1)); w->requires_grad = true;
+    vg_tensor *x = vg_randn(&r, VG_DIMS(5, 4), 0, 1);
+    real first[12];
+    for (int rep = 0; rep < 3; rep++) {
+        vg_zero_grad(w);
+        vg_tensor *h = vg_tanh(vg_matmul(x, w));
+        vg_tensor *l = vg_mean_all(vg_mul(h, h));           /* h used twice: grads accumulate inside */
+        REQUIRE(vg_backward(l, NULL));
+        if (rep == 0) memcpy(first, vg_data(w->grad), sizeof first);
+        else CHECK(memcmp(first, vg_data(w->grad), sizeof first) == 0);
+    }
+    /* the same graph backpropagated twice after zero_grad gives the same gradient */
+    vg_tensor *h = vg_tanh(vg_matmul(x, w));
+    vg_tensor *l = vg_mean_all(vg_mul(h, h));
+    vg_zero_grad(w); vg_backward(l, NULL);
+    memcpy(first, vg_data(w->grad), sizeof first);
+    vg_zero_grad(w); vg_backward(l, NULL);
+    CHECK(memcmp(first, vg_data(w->grad), sizeof first) == 0);
+    vg_tensor_free(w);
+    vg_arena_reset();
+}
+
+VG_TEST(broadcast_grads_sum_back_to_shape) {
+    vg_tensor *b = vg_param(VG_DIMS(3, 1));
+    vg_tensor *x = vg_ones(VG_DIMS(2, 3, 4));
+    vg_tensor *l = vg_sum_all(vg_add(x, b));                /* b broadcast over 2 × 4 */
+    REQUIRE(vg_backward(l, NULL));
+    CHECK(b->grad->ndim == 2 && b->grad->shape[0] == 3 && b->grad->shape[1] == 1);
+    CHECK(vg_data(b->grad)[0] == 8 && vg_data(b->grad)[2] == 8);
+    vg_tensor_free(b);
+    vg_arena_reset();
+}
+
+VG_TEST(views_route_gradients_to_their_base) {
+    vg_tensor *x = vg_param(VG_DIMS(2, 3));
+    /* use x through a transpose, a narrow and a select at once */
+    vg_tensor *t = vg_transpose(x, 0, 1);                                   /* (3,2) */
+    vg_tensor *n = vg_narrow(x, 1, 1, 2);                                   /* x[:,1:3] */
+    vg_tensor *s = vg_select(x, 0, 1);                                      /* x[1] */
+    vg_tensor *l = vg_add(vg_add(vg_sum_all(vg_mul_scalar(t, 1)), vg_sum_all(vg_mul_scalar(n, 10))),
+                          vg_sum_all(vg_mul_scalar(s, 100)));
+    REQUIRE(vg_backward(l, NULL));
+    real want[6] = {1, 11, 11, 101, 111, 111};
+    CHECK(memcmp(vg_data(x->grad), want, sizeof want) == 0);
+    vg_tensor_free(x);
+    vg_arena_reset();
+}
+
+VG_TEST(no_grad_and_detach) {
+    vg_tensor *x = vg_param(VG_DIMS(2));
+    vg_no_grad_begin();
+    vg_tensor *y = vg_mul(x, x);
+    vg_no_grad_end();
+    CHECK(!y->requires_grad && y->node == NULL);
+    CHECK(!vg_backward(y, NULL) && strstr(vg_error(), "does not require grad"));
+    vg_no_grad_begin(); vg_no_grad_begin(); vg_no_grad_end();
+    CHECK(!vg_grad_enabled());                              /* nesting */
+    vg_no_grad_end();
+    CHECK(vg_grad_enabled());
+    vg_tensor *z = vg_mul(x, x);
+    CHECK(z->requires_grad && z->node && !strcmp(z->node->op, "mul"));
+    vg_tensor *d = vg_detach(z);
+    CHECK(!d->requires_grad && d->node == NULL && d->storage == z->storage);
+    vg_tensor *l = vg_sum_all(vg_add(z, d));                /* only z's path carries gradient */
+    vg_data(x)[0] = 3;
+    vg_tensor *l2 = vg_sum_all(vg_mul(x, vg_detach(x)));    /* d/dx (x · const) = const */
+    vg_backward(l2, NULL);
+    CHECK(vg_data(x->grad)[0] == 3);
+    (void)l;
+    CHECK(!vg_backward(NULL, NULL) && strstr(vg_error(), "NULL"));
+    vg_tensor_free(x);
+    vg_arena_reset();
+}
+
+VG_TEST(graph_order_is_topological) {
+    vg_tensor *x = vg_param(VG_DIMS(2));
+    vg_tensor *a = vg_exp(x), *b = vg_mul(a, a), *c = vg_add(b, a);
+    vg_node *nodes[8];
+    int n = vg_graph_nodes(c, nodes, 8);
+    CHECK(n == 3 && nodes[0] == a->node && nodes[2] == c->node);
+    vg_tensor_free(x);
+    vg_arena_reset();
+}
+
+/* gradcheck must be able to fail: an op whose backward is deliberately wrong (2x instead of 3x²) */
+static void cube_wrong_backward(vg_node *n, const vg_tensor *g) {
+    vg_accumulate_grad(n->inputs[0], vg_mul(vg_mul_scalar(n->inputs[0], 2), (vg_tensor *)g));
+}
+static vg_tensor *cube_wrong(vg_tensor *const *in, void *ctx) {
+    vg_tensor *x = in[0];
+    vg_tensor *out = vg_mul(vg_mul(x, x), x);
+    vg_no_grad_begin(); out = vg_mul_scalar(out, 1); vg_no_grad_end();  /* a fresh node-less copy */
+    vg_record(out, "cube_wrong", cube_wrong_backward, 1, &x);
+    return out;
+}
+static vg_tensor *cube_right(vg_tensor *const *in, void *ctx) { return vg_pow_scalar(in[0], 3); }
+
+VG_TEST(gradcheck_detects_a_wrong_backward) {
+    vg_rng r = vg_rng_seed(2);
+    vg_tensor *x = vg_persist(vg_rand(&r, VG_DIMS(4), 0.5, 1.5)); x->requires_grad = true;
+    vg_gradcheck_result bad = vg_gradcheck(cube_wrong, NULL, 1, &x, 1e-3, 1e-5, 1e-3);
+    CHECK(!bad.ok && strstr(bad.message, "analytic"));
+    vg_gradcheck_result good = vg_gradcheck(cube_right, NULL, 1, &x, 1e-3, 1e-3, 1e-2);  /* float32 build: loose */
+    CHECK_MSG(good.ok, "%s", good.message);
+    vg_tensor_free(x);
+    vg_arena_reset();
+}
+
+static long resident_kib(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    long pages = 0, res = 0;
+    if (!f) return -1;
+    if (fscanf(f, "%ld %ld", &pages, &res) != 2) res = -1;
+    fclose(f);
+    return res * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* 1,000 forward+backward steps of a small MLP: resident memory must not grow after warm-up */
+VG_TEST(memory_is_stable_over_1000_steps) {
+    vg_rng r = vg_rng_seed(9);
+    vg_tensor *w1 = vg_persist(vg_randn(&r, VG_DIMS(32, 64), 0, 0.1)); w1->requires_grad = true;
+    vg_tensor *b1 = vg_param(VG_DIMS(64));
+    vg_tensor *w2 = vg_persist(vg_randn(&r, VG_DIMS(64, 10), 0, 0.1)); w2->requires_grad = true;
+    vg_tensor *params[3] = {w1, b1, w2};
+    long rss_warm = 0;
+    size_t arena_warm = 0;
+    double first_loss = 0, last_loss = 0;
+    vg_tensor *x = vg_persist(vg_randn(&r, VG_DIMS(16, 32), 0, 1));
+    for (int step = 0; step < 1000; step++) {
+        vg_tensor *h = vg_gelu(vg_add(vg_matmul(x, w1), b1));
+        vg_tensor *logits = vg_matmul(h, w2);
+        vg_tensor *lp = vg_log_softmax(logits, -1);
+        vg_tensor *loss = vg_neg(vg_mean_all(vg_narrow(lp, 1, 0, 1)));    /* every sample is class 0 */
+        for (int i = 0; i < 3; i++) vg_zero_grad(params[i]);
+        REQUIRE(vg_backward(loss, NULL));
+        if (step == 0) first_loss = vg_item(loss);
+        last_loss = vg_item(loss);
+        for (int i = 0; i < 3; i++) {                        /* plain SGD */
+            real *p = vg_data(params[i]), *g = vg_data(params[i]->grad);
+            for (int64_t k = 0; k < vg_numel(params[i]); k++) p[k] -= (real)0.05 * g[k];
+        }
+        vg_arena_reset();                                    /* O(1): the whole step's graph is gone */
+        if (step == 10) { rss_warm = resident_kib(); arena_warm = vg_arena_bytes_reserved(); }
+    }
+    long rss_end = resident_kib();
+    CHECK_MSG(rss_end - rss_warm <= 256, "resident memory grew from %ld KiB to %ld KiB", rss_warm, rss_end);
+    CHECK(vg_arena_bytes_reserved() == arena_warm);
+    CHECK(last_loss < first_loss * 0.1);                     /* and it learned */
+    for (int i = 0; i < 3; i++) vg_tensor_free(params[i]);
+    vg_tensor_free(x);
+}

@@ -1,0 +1,44 @@
+/* test_main.c — runs every registered test (optionally only names containing argv[1]) and
+ * prints "N passed, N failed[, N skipped]" as its last line. */
+#include "test.h"
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_TESTS 1024
+static struct { const char *name, *file; vg_test_fn fn; } tests[MAX_TESTS];
+static int n_tests, cur_failed, cur_skipped;
+
+void vg_test_register(const char *name, const char *file, vg_test_fn fn) {
+    if (n_tests < MAX_TESTS) { tests[n_tests].name = name; tests[n_tests].file = file; tests[n_tests].fn = fn; n_tests++; }
+}
+void vg_test_fail(const char *file, int line, const char *fmt, ...) {
+    va_list ap; va_start(ap, fmt);
+    fprintf(stderr, "    %s:%d: ", file, line); vfprintf(stderr, fmt, ap); fputc('\n', stderr);
+    va_end(ap);
+    cur_failed++;
+}
+void vg_test_skip(const char *why) { printf("    skipped: %s\n", why); cur_skipped = 1; }
+int vg_test_failed_now(void) { return cur_failed; }
+
+int main(int argc, char **argv) {
+    const char *filter = argc > 1 ? argv[1] : NULL;
+    int passed = 0, failed = 0, skipped = 0;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    for (int i = 0; i < n_tests; i++) {
+        if (filter && !strstr(tests[i].name, filter) && !strstr(tests[i].file, filter)) continue;
+        cur_failed = 0; cur_skipped = 0;
+        struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);
+        tests[i].fn();
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+        const char *status = cur_failed ? "FAIL" : cur_skipped ? "SKIP" : "ok";
+        printf("  %-4s %-48s %8.1f ms  (%s)\n", status, tests[i].name, ms, tests[i].file);
+        fflush(stderr);
+        if (cur_failed) failed++; else if (cur_skipped) skipped++; else passed++;
+    }
+    if (skipped) printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+    else printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
