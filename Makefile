@@ -46,10 +46,12 @@ gradcheck: $(GC_SRC:%.c=$(B)/f64/%.o) $(B)/libvitgrad64.a
 	$(CC) $^ -o $@ $(LDLIBS)
 inspect: $(INSPECT_SRC:%.c=$(B)/f32/%.o) $(B)/libvitgrad.a
 	$(CC) $^ -o $@ $(LDLIBS)
+$(B)/autograd_example: $(B)/f32/examples/autograd_example.o $(B)/libvitgrad.a
+	$(CC) $^ -o $@ $(LDLIBS)
 $(B)/run_tests: $(TEST_SRC:%.c=$(B)/f32/%.o) $(B)/libvitgrad.a
 	$(CC) $^ -o $@ $(LDLIBS)
 
-test: all $(B)/run_tests
+test: all $(B)/run_tests $(B)/autograd_example
 	@bash tests/run.sh $(B)
 
 asan:
