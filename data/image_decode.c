@@ -1,0 +1,120 @@
+/* image_decode.c — JPEG (and the other formats stb_image reads) via stb_image, PNG via libpng.
+ * Output is always RGB, (3, h, w) uint8: gray and palette images are expanded, alpha is dropped
+ * (not composited), 16-bit PNG samples are scaled to 8 bits. */
+#include "data/internal.h"
+#include <png.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stb/stb_image.h>
+
+#define MAX_SIDE 65536
+#define MAX_PIXELS ((size_t)1 << 28)
+
+/* HWC interleaved (n channels) -> CHW RGB */
+static uint8_t *to_chw_rgb(const uint8_t *hwc, int h, int w, int n) {
+    size_t hw = (size_t)h * w;
+    uint8_t *out = malloc(3 * hw);
+    if (!out) return NULL;
+    for (size_t k = 0; k < hw; k++)
+        for (int c = 0; c < 3; c++) out[c * hw + k] = hwc[k * n + (n >= 3 ? c : 0)];
+    return out;
+}
+
+/* ---- PNG through libpng, reading from memory ---- */
+typedef struct { const uint8_t *p; size_t len, at; char *msg; size_t msglen; } png_src;
+
+static void png_read_mem(png_structp png, png_bytep out, size_t n) {
+    png_src *s = png_get_io_ptr(png);
+    if (s->len - s->at < n) png_error(png, "unexpected end of data (truncated PNG)");
+    memcpy(out, s->p + s->at, n);
+    s->at += n;
+}
+static void png_on_error(png_structp png, png_const_charp msg) {
+    png_src *s = png_get_error_ptr(png);
+    snprintf(s->msg, s->msglen, "%s", msg);
+    png_longjmp(png, 1);
+}
+static void png_on_warning(png_structp png, png_const_charp msg) { (void)png; (void)msg; }
+
+static int decode_png(const uint8_t *buf, size_t len, const char *name, uint8_t **chw, int *h, int *w,
+                      int *src_channels, char *err, size_t errlen) {
+    char msg[256] = "unknown libpng error";
+    png_src src = {buf, len, 0, msg, sizeof msg};
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &src, png_on_error, png_on_warning);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    if (!png || !info) { png_destroy_read_struct(&png, &info, NULL); return vg__err(err, errlen, "%s: out of memory in libpng", name); }
+    uint8_t *volatile pix = NULL;
+    png_bytep *volatile rows = NULL;
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_read_struct(&png, &info, NULL);
+        free(pix); free(rows);
+        return vg__err(err, errlen, "%s: corrupt PNG: %s", name, msg);
+    }
+    png_set_read_fn(png, &src, png_read_mem);
+    png_read_info(png, info);
+    png_uint_32 pw = png_get_image_width(png, info), ph = png_get_image_height(png, info);
+    int color = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
+    if (pw == 0 || ph == 0 || pw > MAX_SIDE || ph > MAX_SIDE || (size_t)pw * ph > MAX_PIXELS)
+        png_error(png, "implausible image size");
+    *src_channels = color == PNG_COLOR_TYPE_GRAY ? 1 : color == PNG_COLOR_TYPE_GRAY_ALPHA ? 2
+                  : color == PNG_COLOR_TYPE_RGB_ALPHA ? 4 : 3;
+    if (depth == 16) png_set_scale_16(png);
+    if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
+    if (color == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
+    if (color == PNG_COLOR_TYPE_GRAY || color == PNG_COLOR_TYPE_GRAY_ALPHA) png_set_gray_to_rgb(png);
+    if (color & PNG_COLOR_MASK_ALPHA) png_set_strip_alpha(png);
+    png_set_interlace_handling(png);
+    png_read_update_info(png, info);
+    if (png_get_rowbytes(png, info) != (size_t)pw * 3) png_error(png, "unexpected row layout after conversion to RGB");
+    pix = malloc((size_t)pw * ph * 3);
+    rows = malloc(ph * sizeof(png_bytep));
+    if (!pix || !rows) png_error(png, "out of memory");
+    for (png_uint_32 y = 0; y < ph; y++) rows[y] = pix + (size_t)y * pw * 3;
+    png_read_image(png, rows);
+    png_read_end(png, NULL);
+    png_destroy_read_struct(&png, &info, NULL);
+    free(rows);
+    *chw = to_chw_rgb(pix, (int)ph, (int)pw, 3);
+    free(pix);
+    if (!*chw) return vg__err(err, errlen, "%s: out of memory", name);
+    *h = (int)ph; *w = (int)pw;
+    return 0;
+}
+
+int vg_image_decode_memory(const uint8_t *buf, size_t len, const char *name, uint8_t **chw, int *h,
+                           int *w, int *src_channels, char *err, size_t errlen) {
+    *chw = NULL; *h = *w = 0; *src_channels = 0;
+    if (len == 0) return vg__err(err, errlen, "%s: empty file, not an image", name);
+    static const uint8_t png_sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    if (len >= 8 && !memcmp(buf, png_sig, 8))
+        return decode_png(buf, len, name, chw, h, w, src_channels, err, errlen);
+    int is_jpeg = len >= 3 && buf[0] == 0xff && buf[1] == 0xd8 && buf[2] == 0xff;
+    if (len > (size_t)0x7fffffff) return vg__err(err, errlen, "%s: file too large", name);
+    int iw, ih, n;
+    if (!stbi_info_from_memory(buf, (int)len, &iw, &ih, &n)) {
+        if (is_jpeg) return vg__err(err, errlen, "%s: corrupt JPEG header (%s)", name, stbi_failure_reason());
+        return vg__err(err, errlen, "%s: not a recognized image (first bytes %02x %02x %02x %02x; expected JPEG or PNG)",
+                       name, buf[0], len > 1 ? buf[1] : 0, len > 2 ? buf[2] : 0, len > 3 ? buf[3] : 0);
+    }
+    if (iw <= 0 || ih <= 0 || iw > MAX_SIDE || ih > MAX_SIDE || (size_t)iw * ih > MAX_PIXELS)
+        return vg__err(err, errlen, "%s: implausible image size %dx%d", name, iw, ih);
+    uint8_t *hwc = stbi_load_from_memory(buf, (int)len, &iw, &ih, &n, 3);
+    if (!hwc) return vg__err(err, errlen, "%s: corrupt %s (%s)", name, is_jpeg ? "JPEG" : "image", stbi_failure_reason());
+    *src_channels = n;
+    *chw = to_chw_rgb(hwc, ih, iw, 3);
+    stbi_image_free(hwc);
+    if (!*chw) return vg__err(err, errlen, "%s: out of memory", name);
+    *h = ih; *w = iw;
+    return 0;
+}
+
+int vg_image_decode_file(const char *path, uint8_t **chw, int *h, int *w, int *src_channels,
+                         char *err, size_t errlen) {
+    uint8_t *buf; size_t len;
+    *chw = NULL;
+    if (vg__read_file(path, &buf, &len, err, errlen)) return -1;
+    int r = vg_image_decode_memory(buf, len, path, chw, h, w, src_channels, err, errlen);
+    free(buf);
+    return r;
+}
