@@ -1,19 +1,426 @@
-/* gemm.c — straightforward reference GEMM (to be replaced by the packed AVX-512 kernel). */
+/* gemm.c — packed, cache-blocked GEMM (GotoBLAS/BLIS structure) with a register-blocked
+ * micro-kernel chosen at compile time: AVX-512 (12×32 zmm), AVX2+FMA (6×16 ymm), or portable C.
+ *
+ * Loop nest of one (single-threaded) product over a sub-block of C:
+ *   for jc over N in steps of nc          B block kc×nc lives in L3 (packed per thread)
+ *     for pc over K in steps of kc        every C element sums its K blocks in order 0,1,2,...
+ *       pack B[pc.., jc..] into NR-wide panels      (transB handled here)
+ *       for ic over M in steps of mc      A block mc×kc lives in L2
+ *         pack A[ic.., pc..] into MR-tall panels    (transA handled here)
+ *         for jr over NR panels, ir over MR panels: micro-kernel  (B panel stays in L1)
+ *
+ * Threads split C into disjoint row (or column) ranges that are whole multiples of MR (NR), and
+ * every block size depends only on the shape, so the tile grid, the K blocking and the FMA order
+ * of every element are the same for any thread count: results are bitwise identical.
+ * Packing buffers are per thread, allocated once at their maximum size and reused (first-touching
+ * fresh pages is slow on our machines). Small products (attention heads) skip A packing: the
+ * micro-kernel reads A in place through its strides. */
 #include "gemm.h"
+#include <stdlib.h>
 #include <string.h>
+#include <omp.h>
+
+#if !defined(VG_DOUBLE) && defined(__AVX512F__)
+#include <immintrin.h>
+#define VG_GEMM_AVX512 1
+enum { MR = 12, NR = 32 };
+#elif !defined(VG_DOUBLE) && defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+#define VG_GEMM_AVX2 1
+enum { MR = 6, NR = 16 };
+#else
+enum { MR = 4, NR = 8 };
+#endif
+
+/* Nominal block sizes; the actual ones are balanced so blocks are about equal (see gemm_packed).
+ * The B micro-panel KC×NR stays in L1 (AVX2: 384×16×4 B = 24 KiB; AVX-512: 256×32×4 B = 32 KiB),
+ * the A block MC×KC in L2 (180 KiB / 240 KiB), the B block KC×NC in L3. Measured on the ViT
+ * shapes: KC 384 beat 192/256 (fewer passes over C for K = 576, 768) and 512/768 (L1). */
+#ifndef VG_GEMM_KC
+#if defined(VG_GEMM_AVX512)
+#define VG_GEMM_KC 256
+#else
+#define VG_GEMM_KC 384
+#endif
+#endif
+#ifndef VG_GEMM_MC
+#define VG_GEMM_MC (MR * 20)
+#endif
+enum { KC = VG_GEMM_KC, MC = VG_GEMM_MC, NC = NR * 192 };
+/* Products with M·N·K up to this run single-threaded without packing A. */
+#define SMALL_WORK (1L << 19)
+
+#define ALIGN 64
+#define VG_ALWAYS_INLINE inline __attribute__((always_inline))
+
+/* ---------------------------------------------------------------------------------------------
+ * Per-thread packing buffers: grow-only, 64-byte aligned, never freed while the thread lives. */
+typedef struct { real *p; size_t cap; } pack_buf;
+static _Thread_local pack_buf tl_bufA, tl_bufB;
+
+static real *buf_get(pack_buf *b, size_t n) {
+    if (n > b->cap) {
+        free(b->p);
+        size_t bytes = (n * sizeof(real) + ALIGN - 1) / ALIGN * ALIGN;
+        b->p = aligned_alloc(ALIGN, bytes);
+        b->cap = b->p ? n : 0;
+    }
+    return b->p;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Packing. Both operands are described as "element (r, k) sits at src[r*rs + k*cs]", which
+ * absorbs the transposes: dst holds panels of W rows, dst[k*W + r], zero-padded past `rows`. */
+#if defined(VG_GEMM_AVX512) || defined(VG_GEMM_AVX2)
+/* Rows s[0..7] (k contiguous) → for k in [0, kc8) (a multiple of 8) store the first n ∈ {4,6,8}
+ * values of the transposed column at dst + k*W. 8×8 transposes in ymm registers. */
+static VG_ALWAYS_INLINE void pack_transpose8(float *restrict dst, const float *const s[8], int kc8,
+                                             int W, int n) {
+    for (int k = 0; k < kc8; k += 8) {
+        __m256 r0 = _mm256_loadu_ps(s[0] + k), r1 = _mm256_loadu_ps(s[1] + k);
+        __m256 r2 = _mm256_loadu_ps(s[2] + k), r3 = _mm256_loadu_ps(s[3] + k);
+        __m256 r4 = _mm256_loadu_ps(s[4] + k), r5 = _mm256_loadu_ps(s[5] + k);
+        __m256 r6 = _mm256_loadu_ps(s[6] + k), r7 = _mm256_loadu_ps(s[7] + k);
+        __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+        __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+        __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+        __m256 t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+        __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+        __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+        __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+        __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+        __m256 col[8] = {
+            _mm256_permute2f128_ps(u0, u4, 0x20), _mm256_permute2f128_ps(u1, u5, 0x20),
+            _mm256_permute2f128_ps(u2, u6, 0x20), _mm256_permute2f128_ps(u3, u7, 0x20),
+            _mm256_permute2f128_ps(u0, u4, 0x31), _mm256_permute2f128_ps(u1, u5, 0x31),
+            _mm256_permute2f128_ps(u2, u6, 0x31), _mm256_permute2f128_ps(u3, u7, 0x31) };
+        float *d = dst + (long)k * W;
+        for (int j = 0; j < 8; j++, d += W) {
+            if (n == 8) _mm256_storeu_ps(d, col[j]);
+            else {
+                __m128 lo = _mm256_castps256_ps128(col[j]);
+                _mm_storeu_ps(d, lo);
+                if (n == 6) _mm_storel_pi((__m64 *)(d + 4), _mm256_extractf128_ps(col[j], 1));
+            }
+        }
+    }
+}
+#endif
+
+static VG_ALWAYS_INLINE void pack_panel(real *restrict dst, const real *restrict src, long rs,
+                                        long cs, int rows, int kc, int W) {
+    if (rs == 1 && rows == W) {                     /* W contiguous values per k: plain copy */
+        for (int k = 0; k < kc; k++)
+            for (int r = 0; r < W; r++) dst[(long)k * W + r] = src[k * cs + r];
+        return;
+    }
+    int k0 = 0;
+#if defined(VG_GEMM_AVX512) || defined(VG_GEMM_AVX2)
+    if (cs == 1 && rows == W && W % 2 == 0) {       /* rows strided, k contiguous: transpose */
+        k0 = kc / 8 * 8;
+        for (int g = 0; g < W; g += 8) {
+            const int n = W - g < 8 ? W - g : 8;
+            const float *s[8];
+            for (int i = 0; i < 8; i++) s[i] = src + (g + (i < n ? i : 0)) * rs;
+            pack_transpose8(dst + g, s, k0, W, n);
+        }
+    }
+#endif
+    if (cs == 1) {
+        for (int r = 0; r < rows; r++) {
+            const real *s = src + r * rs;
+            for (int k = k0; k < kc; k++) dst[(long)k * W + r] = s[k];
+        }
+    } else {
+        for (int k = 0; k < kc; k++)
+            for (int r = 0; r < rows; r++) dst[(long)k * W + r] = src[r * rs + k * cs];
+    }
+    if (rows < W)
+        for (int k = 0; k < kc; k++)
+            for (int r = rows; r < W; r++) dst[(long)k * W + r] = 0;
+}
+
+/* The packers of the two operands (W a compile-time constant in each). */
+static void pack_A(real *dst, const real *src, long rs, long cs, int rows, int kc) {
+    pack_panel(dst, src, rs, cs, rows, kc, MR);
+}
+static void pack_B(real *dst, const real *src, long rs, long cs, int rows, int kc) {
+    pack_panel(dst, src, rs, cs, rows, kc, NR);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Micro-kernels: C[0:mr, 0:nr] = alpha * (A panel · B panel) + beta * C   (beta 0: overwrite).
+ * A element (r, k) at a[r*rsA + k*csA] for r < mra (rows ≥ mra re-read row mra-1, result
+ * discarded); B panel packed as b[k*NR + j]. With rsA = 1, csA = MR, mra = MR (packed A) the
+ * compiler folds every offset into an immediate. Update: c = fma(alpha, acc, beta*c). */
+/* Accumulators are named variables (an array of vectors would live on the stack). */
+#define ROW_OFFSET(r) const long o##r = (r < mra ? r : mra - 1) * rsA;
+
+#if defined(VG_GEMM_AVX512)
+
+static VG_ALWAYS_INLINE void store_row(float *cr, __m512 acc0, __m512 acc1, float alpha,
+                                       float beta, __mmask16 m0, __mmask16 m1) {
+    __m512 t0 = _mm512_setzero_ps(), t1 = _mm512_setzero_ps();
+    if (beta != 0) {
+        t0 = _mm512_mul_ps(_mm512_set1_ps(beta), _mm512_maskz_loadu_ps(m0, cr));
+        t1 = _mm512_mul_ps(_mm512_set1_ps(beta), _mm512_maskz_loadu_ps(m1, cr + 16));
+    }
+    _mm512_mask_storeu_ps(cr, m0, _mm512_fmadd_ps(_mm512_set1_ps(alpha), acc0, t0));
+    _mm512_mask_storeu_ps(cr + 16, m1, _mm512_fmadd_ps(_mm512_set1_ps(alpha), acc1, t1));
+}
+
+static VG_ALWAYS_INLINE void micro_kernel(int kc, const float *a, long rsA, long csA, int mra,
+                                          const float *restrict b, float *c, long ldc,
+                                          int mr, int nr, float alpha, float beta) {
+#define ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#define ROW_ZERO(r) __m512 c##r##_0 = _mm512_setzero_ps(), c##r##_1 = _mm512_setzero_ps();
+#define ROW_PREFETCH(r) if (r < mr) _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);
+#define ROW_FMA(r) { __m512 x = _mm512_set1_ps(a[o##r]);                                    \
+                     c##r##_0 = _mm512_fmadd_ps(x, b0, c##r##_0);                           \
+                     c##r##_1 = _mm512_fmadd_ps(x, b1, c##r##_1); }
+#define ROW_STORE(r) if (r < mr) store_row(c + r * ldc, c##r##_0, c##r##_1, alpha, beta, m0, m1);
+    ROWS(ROW_OFFSET)
+    ROWS(ROW_ZERO)
+    ROWS(ROW_PREFETCH)
+#pragma GCC unroll 2
+    for (int k = 0; k < kc; k++) {
+        __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
+        ROWS(ROW_FMA)
+        a += csA; b += NR;
+    }
+    const __mmask16 m0 = nr >= 16 ? 0xFFFF : (__mmask16)((1u << nr) - 1);
+    const __mmask16 m1 = nr >= 32 ? 0xFFFF : nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1);
+    ROWS(ROW_STORE)
+#undef ROWS
+#undef ROW_ZERO
+#undef ROW_PREFETCH
+#undef ROW_FMA
+#undef ROW_STORE
+}
+
+#elif defined(VG_GEMM_AVX2)
+
+static VG_ALWAYS_INLINE void store_row(float *cr, __m256 acc0, __m256 acc1, float alpha,
+                                       float beta, int full, __m256i m0, __m256i m1) {
+    __m256 t0 = _mm256_setzero_ps(), t1 = _mm256_setzero_ps();
+    const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+    if (full) {
+        if (beta != 0) {
+            t0 = _mm256_mul_ps(vb, _mm256_loadu_ps(cr));
+            t1 = _mm256_mul_ps(vb, _mm256_loadu_ps(cr + 8));
+        }
+        _mm256_storeu_ps(cr, _mm256_fmadd_ps(va, acc0, t0));
+        _mm256_storeu_ps(cr + 8, _mm256_fmadd_ps(va, acc1, t1));
+    } else {                                        /* partial width: masked loads/stores */
+        if (beta != 0) {
+            t0 = _mm256_mul_ps(vb, _mm256_maskload_ps(cr, m0));
+            t1 = _mm256_mul_ps(vb, _mm256_maskload_ps(cr + 8, m1));
+        }
+        _mm256_maskstore_ps(cr, m0, _mm256_fmadd_ps(va, acc0, t0));
+        _mm256_maskstore_ps(cr + 8, m1, _mm256_fmadd_ps(va, acc1, t1));
+    }
+}
+
+static VG_ALWAYS_INLINE void micro_kernel(int kc, const float *a, long rsA, long csA, int mra,
+                                          const float *restrict b, float *c, long ldc,
+                                          int mr, int nr, float alpha, float beta) {
+#define ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define ROW_ZERO(r) __m256 c##r##_0 = _mm256_setzero_ps(), c##r##_1 = _mm256_setzero_ps();
+#define ROW_PREFETCH(r) if (r < mr) _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);
+#define ROW_FMA(r) { __m256 x = _mm256_broadcast_ss(a + o##r);                              \
+                     c##r##_0 = _mm256_fmadd_ps(x, b0, c##r##_0);                           \
+                     c##r##_1 = _mm256_fmadd_ps(x, b1, c##r##_1); }
+#define ROW_STORE(r) if (r < mr) store_row(c + r * ldc, c##r##_0, c##r##_1, alpha, beta,  \
+                                           nr == NR, m0, m1);
+    ROWS(ROW_OFFSET)
+    ROWS(ROW_ZERO)
+    ROWS(ROW_PREFETCH)
+#pragma GCC unroll 4
+    for (int k = 0; k < kc; k++) {
+        __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+        ROWS(ROW_FMA)
+        a += csA; b += NR;
+    }
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr), lane);
+    const __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr - 8), lane);
+    ROWS(ROW_STORE)
+#undef ROWS
+#undef ROW_ZERO
+#undef ROW_PREFETCH
+#undef ROW_FMA
+#undef ROW_STORE
+}
+
+#else  /* portable C (also the float64 build) */
+
+static VG_ALWAYS_INLINE void micro_kernel(int kc, const real *a, long rsA, long csA, int mra,
+                                          const real *restrict b, real *c, long ldc,
+                                          int mr, int nr, real alpha, real beta) {
+    long o[MR];
+    for (int r = 0; r < MR; r++) o[r] = (r < mra ? r : mra - 1) * rsA;
+    real acc[MR][NR];
+    memset(acc, 0, sizeof acc);
+    for (int k = 0; k < kc; k++) {
+        for (int r = 0; r < MR; r++) {
+            real x = a[o[r]];
+            for (int j = 0; j < NR; j++) acc[r][j] += x * b[j];
+        }
+        a += csA; b += NR;
+    }
+    for (int r = 0; r < mr; r++)
+        for (int j = 0; j < nr; j++) {
+            real *cj = c + r * ldc + j;
+            real t = beta != 0 ? beta * *cj : 0;
+            *cj = alpha * acc[r][j] + t;
+        }
+}
+
+#endif
+
+/* The two instantiations: packed A (all offsets compile-time) and A read in place. */
+static void kernel_packed(int kc, const real *a, const real *b, real *c, long ldc,
+                          int mr, int nr, real alpha, real beta) {
+    micro_kernel(kc, a, 1, MR, MR, b, c, ldc, mr, nr, alpha, beta);
+}
+static void kernel_strided(int kc, const real *a, long rsA, long csA, int mra, const real *b,
+                           real *c, long ldc, int mr, int nr, real alpha, real beta) {
+    micro_kernel(kc, a, rsA, csA, mra, b, c, ldc, mr, nr, alpha, beta);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Problem description shared by the paths: op(A)(i,k) = A[i*rsA + k*csA],
+ * op(B)(k,j) = B[k*rsB + j*csB]. */
+typedef struct {
+    int M, N, K;
+    real alpha, beta;
+    const real *A; long rsA, csA;
+    const real *B; long rsB, csB;
+    real *C; long ldc;
+} gemm_problem;
+
+static gemm_problem make_problem(int transA, int transB, int M, int N, int K, real alpha,
+                                 const real *A, int lda, const real *B, int ldb,
+                                 real beta, real *C, int ldc) {
+    gemm_problem p = { M, N, K, alpha, beta, A, 0, 0, B, 0, 0, C, ldc };
+    if (transA) { p.rsA = 1; p.csA = lda; } else { p.rsA = lda; p.csA = 1; }
+    if (transB) { p.rsB = 1; p.csB = ldb; } else { p.rsB = ldb; p.csB = 1; }
+    return p;
+}
+
+static int ceil_div(int a, int b) { return (a + b - 1) / b; }
+static int round_up(int a, int b) { return ceil_div(a, b) * b; }
+/* split n into about-equal blocks of at most nominal, each a multiple of unit */
+static int balanced_block(int n, int nominal, int unit) {
+    return round_up(ceil_div(n, ceil_div(n, nominal)), unit);
+}
+
+/* C = beta*C on rows [m0,m1) × cols [n0,n1) (K == 0 or alpha == 0). */
+static void scale_c(const gemm_problem *p, int m0, int m1, int n0, int n1) {
+    for (int i = m0; i < m1; i++) {
+        real *c = p->C + i * p->ldc;
+        for (int j = n0; j < n1; j++) c[j] = p->beta == 0 ? 0 : p->beta * c[j];
+    }
+}
+
+/* Single-threaded packed product on the C block [m0,m1) × [n0,n1); m0 % MR == 0, n0 % NR == 0. */
+static void gemm_packed(const gemm_problem *p, int m0, int m1, int n0, int n1) {
+    const int K = p->K;
+    const int kc_n = balanced_block(K, KC, 1);
+    const int mc_n = balanced_block(m1 - m0, MC, MR);
+    const int nc_n = balanced_block(n1 - n0, NC, NR);
+    real *bufA = buf_get(&tl_bufA, (size_t)MC * KC);
+    real *bufB = buf_get(&tl_bufB, (size_t)NC * KC);
+    if (!bufA || !bufB || kc_n > KC || mc_n > MC || nc_n > NC) abort();  /* out of memory */
+
+    for (int jc = n0; jc < n1; jc += nc_n) {
+        const int nc = n1 - jc < nc_n ? n1 - jc : nc_n;
+        for (int pc = 0; pc < K; pc += kc_n) {
+            const int kc = K - pc < kc_n ? K - pc : kc_n;
+            const real beta = pc == 0 ? p->beta : 1;
+            for (int j = 0; j < nc; j += NR)
+                pack_B(bufB + (long)j * kc, p->B + pc * p->rsB + (jc + j) * p->csB,
+                       p->csB, p->rsB, nc - j < NR ? nc - j : NR, kc);
+            for (int ic = m0; ic < m1; ic += mc_n) {
+                const int mc = m1 - ic < mc_n ? m1 - ic : mc_n;
+                for (int i = 0; i < mc; i += MR)
+                    pack_A(bufA + (long)i * kc, p->A + (ic + i) * p->rsA + pc * p->csA,
+                           p->rsA, p->csA, mc - i < MR ? mc - i : MR, kc);
+                for (int j = 0; j < nc; j += NR) {
+                    const int nr = nc - j < NR ? nc - j : NR;
+                    for (int i = 0; i < mc; i += MR)
+                        kernel_packed(kc, bufA + (long)i * kc, bufB + (long)j * kc,
+                                      p->C + (ic + i) * p->ldc + jc + j, p->ldc,
+                                      mc - i < MR ? mc - i : MR, nr, p->alpha, beta);
+                }
+            }
+        }
+    }
+}
+
+/* Single-threaded product for small shapes: only B is packed (whole K at once); A is read in
+ * place by the micro-kernel, so there is no per-call A packing. */
+static void gemm_small(const gemm_problem *p) {
+    const int M = p->M, N = p->N, K = p->K;
+    const size_t need = (size_t)round_up(N, NR) * K;
+    real *bufB = buf_get(&tl_bufB, need > (size_t)NC * KC ? need : (size_t)NC * KC);
+    if (!bufB) abort();
+    for (int j = 0; j < N; j += NR) {
+        const int nr = N - j < NR ? N - j : NR;
+        pack_B(bufB + (long)j * K, p->B + j * p->csB, p->csB, p->rsB, nr, K);
+        for (int i = 0; i < M; i += MR) {
+            const int mr = M - i < MR ? M - i : MR;
+            kernel_strided(K, p->A + i * p->rsA, p->rsA, p->csA, mr, bufB + (long)j * K,
+                           p->C + i * p->ldc + j, p->ldc, mr, nr, p->alpha, p->beta);
+        }
+    }
+}
+
+static int is_small(const gemm_problem *p) {
+    return (long)p->M * p->N * p->K <= SMALL_WORK;
+}
+
+/* One whole product on the calling thread. */
+static void gemm_single(const gemm_problem *p) {
+    if (p->M <= 0 || p->N <= 0) return;
+    if (p->K <= 0 || p->alpha == 0) { scale_c(p, 0, p->M, 0, p->N); return; }
+    if (is_small(p)) gemm_small(p);
+    else gemm_packed(p, 0, p->M, 0, p->N);
+}
+
+/* Threads to use: 1 inside a parallel region, otherwise OpenMP's count, capped so every thread
+ * gets at least ~2 MFLOP. */
+static int threads_for(long work) {
+    if (omp_in_parallel()) return 1;
+    int nt = omp_get_max_threads();
+    long cap = work / (1L << 20);
+    if (cap < nt) nt = cap < 1 ? 1 : (int)cap;
+    return nt;
+}
 
 void vg_gemm(int transA, int transB, int M, int N, int K,
              real alpha, const real *A, int lda, const real *B, int ldb,
              real beta, real *C, int ldc) {
-    #pragma omp parallel for schedule(static)
-    for (int i = 0; i < M; i++) {
-        real *c = C + (long)i * ldc;
-        if (beta == 0) memset(c, 0, sizeof(real) * N);
-        else if (beta != 1) for (int j = 0; j < N; j++) c[j] *= beta;
-        for (int k = 0; k < K; k++) {
-            real a = alpha * (transA ? A[(long)k * lda + i] : A[(long)i * lda + k]);
-            if (!transB) { const real *b = B + (long)k * ldb; for (int j = 0; j < N; j++) c[j] += a * b[j]; }
-            else for (int j = 0; j < N; j++) c[j] += a * B[(long)j * ldb + k];
+    gemm_problem p = make_problem(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (M <= 0 || N <= 0) return;
+    const int nt = threads_for((long)M * N * K);
+    if (nt <= 1 || K <= 0 || alpha == 0 || is_small(&p)) { gemm_single(&p); return; }
+
+    /* Split C into nt disjoint ranges of whole MR-row (or NR-column) tiles. Rows when there are
+     * enough of them: each thread then packs all of B once and its own A blocks. */
+    const int mtiles = ceil_div(M, MR), ntiles = ceil_div(N, NR);
+    const int split_m = mtiles >= 4 * nt || mtiles * MR >= ntiles * NR;
+    #pragma omp parallel num_threads(nt)
+    {
+        const int t = omp_get_thread_num(), T = omp_get_num_threads();
+        if (split_m) {
+            int m0 = (int)((long)mtiles * t / T) * MR, m1 = (int)((long)mtiles * (t + 1) / T) * MR;
+            if (m1 > M) m1 = M;
+            if (m0 < m1) gemm_packed(&p, m0, m1, 0, N);
+        } else {
+            int n0 = (int)((long)ntiles * t / T) * NR, n1 = (int)((long)ntiles * (t + 1) / T) * NR;
+            if (n1 > N) n1 = N;
+            if (n0 < n1) gemm_packed(&p, 0, M, n0, n1);
         }
     }
 }
@@ -22,7 +429,21 @@ void vg_gemm_batched(int batch, int transA, int transB, int M, int N, int K,
                      real alpha, const real *A, int lda, long strideA,
                      const real *B, int ldb, long strideB,
                      real beta, real *C, int ldc, long strideC) {
-    for (int b = 0; b < batch; b++)
-        vg_gemm(transA, transB, M, N, K, alpha, A + b * strideA, lda, B + b * strideB, ldb,
-                beta, C + b * strideC, ldc);
+    if (batch <= 0 || M <= 0 || N <= 0) return;
+    const long work = (long)M * N * K;
+    const int nt = threads_for(work * batch);
+    /* Big matrices and too few of them to share out: let each product use every thread. */
+    if (nt > 1 && work > SMALL_WORK && batch < 2 * nt) {
+        for (int b = 0; b < batch; b++)
+            vg_gemm(transA, transB, M, N, K, alpha, A + b * strideA, lda, B + b * strideB, ldb,
+                    beta, C + b * strideC, ldc);
+        return;
+    }
+    /* One thread per product; the products themselves run single-threaded. */
+    #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+    for (int b = 0; b < batch; b++) {
+        gemm_problem p = make_problem(transA, transB, M, N, K, alpha, A + b * strideA, lda,
+                                      B + b * strideB, ldb, beta, C + b * strideC, ldc);
+        gemm_single(&p);
+    }
 }
