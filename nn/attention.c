@@ -1,0 +1,166 @@
+/* attention.c — multi-head self-attention: the fused core (vg_attention_fn) and timm's Attention
+ * module (vg_mhsa: qkv Linear → core → proj Linear → dropout).
+ *
+ * Core, timm layout. qkv (B, N, 3·D), D = H·hd; the last dim is (3, H, hd), so for batch b and
+ * head h the (N, hd) matrices Q, K, V are read in place with row stride 3·D:
+ *   Q = qkv[b, :, 0·D + h·hd …],  K = qkv[b, :, 1·D + h·hd …],  V = qkv[b, :, 2·D + h·hd …]
+ * forward, per (b, h):   S = Q Kᵀ · scale          (N, N), scale = hd^-½
+ *                        A = softmax(S) over rows  (saved, (B, H, N, N))
+ *                        Â = A ⊙ M                 dropout mask M (train and attn_drop > 0)
+ *                        O = Â V                   (N, hd) written to out[b, :, h·hd …]
+ * backward, per (b, h):  dV = Âᵀ dO
+ *                        dÂ = dO Vᵀ,  dA = dÂ ⊙ M
+ *                        dS = A ⊙ (dA − rowsum(dA ⊙ A))      (softmax backward)
+ *                        dQ = dS K · scale,  dK = dSᵀ Q · scale
+ * The (b, h) pairs are independent: OpenMP runs over them, each writing its own slots of out
+ * (forward) or of dqkv (backward), so results do not depend on the thread count. The small
+ * GEMMs (65×65×64 for ViT on CIFAR) go through vg_gemm, which stays single-threaded inside. */
+#include "nn.h"
+#include "tensor/gemm.h"
+#include <math.h>
+#include <string.h>
+
+typedef struct {
+    int64_t B, N, H, hd, D;
+    double scale;
+    const real *qkv;        /* (B, N, 3D) contiguous */
+    real *attn;             /* A (B, H, N, N): softmax weights, before dropout */
+    real *mask, *dropped;   /* M and Â = A ⊙ M, or NULL without dropout */
+} attn_ctx;
+
+/* in-place row softmax of an (N, N) block, max subtracted, sums in double */
+static void softmax_rows_inplace(real *s, int64_t N) {
+    for (int64_t i = 0; i < N; i++) {
+        real *r = s + i * N;
+        double m = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < N; j++) if ((double)r[j] > m) m = (double)r[j];
+        for (int64_t j = 0; j < N; j++) { double e = exp((double)r[j] - m); r[j] = (real)e; sum += e; }
+        const double inv = 1.0 / sum;
+        for (int64_t j = 0; j < N; j++) r[j] = (real)((double)r[j] * inv);
+    }
+}
+
+/* ------------------------------------------------------------------ backward */
+static void attention_backward(vg_node *n, const vg_tensor *g) {
+    const attn_ctx *c = n->ctx;
+    const int64_t B = c->B, N = c->N, H = c->H, hd = c->hd, D = c->D, NN = N * N;
+    const int ld = (int)(3 * D);
+    const real alpha = (real)c->scale;
+    const real *dout = vg_data(g);                                  /* (B, N, D) */
+    vg_tensor *dqkv = vg_empty(VG_DIMS(B, N, 3 * D));               /* every element written once */
+    real *dq = vg_data(dqkv);
+    real *scratch = vg_arena_alloc(sizeof(real) * (size_t)(B * H * NN + 1));
+    #pragma omp parallel for schedule(static) if (B * H > 1 && B * H * NN * hd > 65536)
+    for (int64_t bh = 0; bh < B * H; bh++) {
+        const int64_t b = bh / H, h = bh % H;
+        const real *Q = c->qkv + b * N * 3 * D + h * hd, *K = Q + D, *V = Q + 2 * D;
+        real *dQ = dq + b * N * 3 * D + h * hd, *dK = dQ + D, *dV = dQ + 2 * D;
+        const real *dO = dout + b * N * D + h * hd;                 /* (N, hd), row stride D */
+        const real *A = c->attn + bh * NN;
+        const real *Ahat = c->dropped ? c->dropped + bh * NN : A;
+        real *dS = scratch + bh * NN;
+        /* dV = Âᵀ dO */
+        vg_gemm(1, 0, (int)N, (int)hd, (int)N, 1, Ahat, (int)N, dO, (int)D, 0, dV, ld);
+        /* dÂ = dO Vᵀ, then through the dropout mask: dA = dÂ ⊙ M */
+        vg_gemm(0, 1, (int)N, (int)N, (int)hd, 1, dO, (int)D, V, ld, 0, dS, (int)N);
+        if (c->mask) { const real *M = c->mask + bh * NN; for (int64_t i = 0; i < NN; i++) dS[i] *= M[i]; }
+        /* dS = A ⊙ (dA − rowsum(dA ⊙ A)) */
+        for (int64_t i = 0; i < N; i++) {
+            const real *ar = A + i * N;
+            real *sr = dS + i * N;
+            double dot = 0;
+            for (int64_t j = 0; j < N; j++) dot += (double)sr[j] * (double)ar[j];
+            for (int64_t j = 0; j < N; j++) sr[j] = (real)((double)ar[j] * ((double)sr[j] - dot));
+        }
+        /* dQ = dS K · scale,  dK = dSᵀ Q · scale */
+        vg_gemm(0, 0, (int)N, (int)hd, (int)N, alpha, dS, (int)N, K, ld, 0, dQ, ld);
+        vg_gemm(1, 0, (int)N, (int)hd, (int)N, alpha, dS, (int)N, Q, ld, 0, dK, ld);
+    }
+    vg_accumulate_grad(n->inputs[0], dqkv);
+}
+
+/* ------------------------------------------------------------------ forward */
+vg_tensor *vg_attention_fn(vg_tensor *qkv, int heads, double attn_drop, bool train, vg_rng *rng,
+                           vg_tensor **attn_out) {
+    if (attn_out) *attn_out = NULL;
+    if (!qkv) return NULL;
+    char s[96]; vg_shape_str(qkv, s, sizeof s);
+    if (qkv->ndim != 3 || qkv->shape[2] % 3 != 0) { vg_set_error("attention: qkv %s must be (B, N, 3·D)", s); return NULL; }
+    const int64_t B = qkv->shape[0], N = qkv->shape[1], D = qkv->shape[2] / 3;
+    if (heads < 1 || D % heads != 0) { vg_set_error("attention: dim %lld of qkv %s is not divisible by %d heads", (long long)D, s, heads); return NULL; }
+    if (!(attn_drop >= 0 && attn_drop < 1)) { vg_set_error("attention: attn_drop %g is not in [0, 1)", attn_drop); return NULL; }
+    const bool drop = train && attn_drop > 0;
+    if (drop && !rng) { vg_set_error("attention: attn_drop %g in training needs an rng (got NULL)", attn_drop); return NULL; }
+    const int64_t H = heads, hd = D / heads, NN = N * N;
+    const int ld = (int)(3 * D);
+
+    attn_ctx *c = vg_arena_alloc(sizeof *c);
+    memset(c, 0, sizeof *c);
+    c->B = B; c->N = N; c->H = H; c->hd = hd; c->D = D;
+    c->scale = 1.0 / sqrt((double)hd);
+    vg_tensor *qc = vg_contiguous_raw(qkv);
+    c->qkv = vg_data(qc);
+    vg_tensor *attn = vg_empty(VG_DIMS(B, H, N, N));
+    c->attn = vg_data(attn);
+    if (drop) {        /* the mask is drawn up front, in order, so it does not depend on threads */
+        c->mask = vg_arena_alloc(sizeof(real) * (size_t)(B * H * NN + 1));
+        c->dropped = vg_arena_alloc(sizeof(real) * (size_t)(B * H * NN + 1));
+        vg_dropout_mask(c->mask, B * H * NN, attn_drop, rng);
+    }
+    vg_tensor *out = vg_empty(VG_DIMS(B, N, D));
+    real *op = vg_data(out);
+    const real alpha = (real)c->scale;
+    #pragma omp parallel for schedule(static) if (B * H > 1 && B * H * NN * hd > 65536)
+    for (int64_t bh = 0; bh < B * H; bh++) {
+        const int64_t b = bh / H, h = bh % H;
+        const real *Q = c->qkv + b * N * 3 * D + h * hd, *K = Q + D, *V = Q + 2 * D;
+        real *A = c->attn + bh * NN, *Ahat = A;
+        /* S = Q Kᵀ · scale, A = softmax(S) */
+        vg_gemm(0, 1, (int)N, (int)N, (int)hd, alpha, Q, ld, K, ld, 0, A, (int)N);
+        softmax_rows_inplace(A, N);
+        if (drop) {
+            const real *M = c->mask + bh * NN;
+            Ahat = c->dropped + bh * NN;
+            for (int64_t i = 0; i < NN; i++) Ahat[i] = A[i] * M[i];
+        }
+        /* O = Â V, written as out[b, :, h·hd …] (heads merged back, row stride D) */
+        vg_gemm(0, 0, (int)N, (int)hd, (int)N, 1, Ahat, (int)N, V, ld, 0, op + b * N * D + h * hd, (int)D);
+    }
+    if (vg_needs_grad(1, &qkv)) {
+        vg_node *n = vg_record(out, "attention", attention_backward, 1, &qkv);
+        n->saved[0] = qc; n->saved[1] = attn;
+        n->ctx = c;
+    }
+    if (attn_out) *attn_out = attn;   /* read-only: the backward pass uses the same buffer */
+    return out;
+}
+
+/* ------------------------------------------------------------------ module: timm Attention */
+void vg_mhsa_init(vg_mhsa *m, int dim, int heads, bool qkv_bias, double attn_drop, double proj_drop, vg_rng *rng) {
+    memset(m, 0, sizeof *m);
+    m->dim = dim; m->heads = heads; m->attn_drop = attn_drop; m->proj_drop = proj_drop;
+    vg_linear_init(&m->qkv, dim, 3 * dim, qkv_bias, rng);
+    vg_linear_init(&m->proj, dim, dim, true, rng);
+}
+
+void vg_mhsa_params(vg_mhsa *m, vg_params *p, const char *prefix) {
+    char name[128];
+    snprintf(name, sizeof name, "%s%sqkv", prefix && prefix[0] ? prefix : "", prefix && prefix[0] ? "." : "");
+    vg_linear_params(&m->qkv, p, name);
+    snprintf(name, sizeof name, "%s%sproj", prefix && prefix[0] ? prefix : "", prefix && prefix[0] ? "." : "");
+    vg_linear_params(&m->proj, p, name);
+}
+
+/* x (B, N, D) → (B, N, D). The rng feeds attn_drop first, then proj_drop. */
+vg_tensor *vg_mhsa_forward(vg_mhsa *m, vg_tensor *x, bool train, vg_rng *rng, vg_tensor **attn_out) {
+    if (attn_out) *attn_out = NULL;
+    vg_tensor *qkv = vg_linear_forward(&m->qkv, x);                           /* (B, N, 3D) */
+    vg_tensor *a = vg_attention_fn(qkv, m->heads, m->attn_drop, train, rng, attn_out);  /* (B, N, D) */
+    vg_tensor *y = vg_linear_forward(&m->proj, a);                            /* (B, N, D) */
+    return vg_dropout_fn(y, m->proj_drop, train, rng);
+}
+
+void vg_mhsa_free(vg_mhsa *m) {
+    vg_linear_free(&m->qkv);
+    vg_linear_free(&m->proj);
+}

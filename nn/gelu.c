@@ -1,0 +1,127 @@
+/* gelu.c — fused bias + GELU (exact erf form, PyTorch's default approximate='none').
+ *
+ *   x (…, D), b (D) or NULL:  u = x + b,  y = gelu(u) = u·Φ(u) = u/2 · (1 + erf(u/√2))
+ *   backward:  dx = dy ⊙ gelu'(u),  gelu'(u) = Φ(u) + u·φ(u),  φ(u) = e^{−u²/2}/√(2π)
+ *              db = Σ_rows dx
+ * u is not stored: the backward recomputes it from x and b (one add, saves an activation).
+ * Never -ffast-math: it broke llm.c's GELU backward. */
+#include "nn.h"
+#include <math.h>
+#include <stdint.h>
+
+#define INV_SQRT2 0.70710678118654752440
+#define INV_SQRT_2PI 0.39894228040143267794
+
+#ifdef VG_DOUBLE
+/* float64 (gradcheck) build: libm's erf and exp, exact to the last bit that matters */
+static inline real gelu(real u) { return 0.5 * u * (1.0 + erf(u * INV_SQRT2)); }
+static inline real gelu_grad(real u) { return 0.5 * (1.0 + erf(u * INV_SQRT2)) + u * INV_SQRT_2PI * exp(-0.5 * u * u); }
+#else
+/* float32 build: branch-free so the loops vectorise (scalar erff/expf made this layer cost more
+ * than the MLP's GEMMs). Selects are integer bit masks: a float compare may trap, and GCC then
+ * refuses to if-convert the loop. Error vs exact: |Δgelu| ≤ 1.2e-7·max(1, |u|), |Δgelu'| ≤ 2.3e-7
+ * (tests/test_nn.c checks it over [−15, 15]).
+ *   e^x (x ≤ 0):  x = n·ln2 + r (ln2 split in two, Cephes), e^r by a degree-6 polynomial, 2^n
+ *                 written as exponent bits; n < −127 gives 0.
+ *   Φ(u):  z = |u|/√2, t = 1/(1 + z/2), erfc(z) = t·exp(−z² + P(t)) (Numerical Recipes erfcc,
+ *          fractional error < 1.2e-7 for all z ≥ 0); Φ(u) = erfc(z)/2 for u < 0, else
+ *          1 − erfc(z)/2. Beyond z = 9.3, erfc and e^(−z²) are 0 in float. */
+typedef union { float f; int32_t i; } fbits;
+/* e^x for x ≤ 0 (x ≥ −87 exact to ~2 ulp; below, 0 or a denormal-size value) */
+static inline float exp_neg(float x) {
+    int32_t ni = (int32_t)(x * 1.44269504088896341f + 128.5f) - 128;   /* ⌊x·log2 e + ½⌋ for x ≥ −88 */
+    ni = ni < -127 ? -127 : ni;                                        /* 2^−127 → scale bits 0 → 0 */
+    float n = (float)ni;
+    float r = x - n * 0.693359375f + n * 2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    fbits s = {.i = (ni + 127) << 23};
+    return p * s.f;
+}
+/* Φ(u) and e^(−u²/2) */
+static inline float phi_cdf(float u, float *e_half_u2) {
+    fbits ub = {.f = u}, z = {.f = fabsf(u) * 0.70710678118654752440f};
+    const fbits zmax = {.f = 9.3f};
+    const int32_t big = -(int32_t)(z.i > zmax.i);  /* all ones if |u|/√2 > 9.3 or NaN (integer compare: */
+    z.i = (z.i & ~big) | (zmax.i & big);           /* no FP trap, so the loop stays branch-free) */
+    float t = 1.0f / (1.0f + 0.5f * z.f);
+    float q = 0.17087277f;
+    q = q * t - 0.82215223f;
+    q = q * t + 1.48851587f;
+    q = q * t - 1.13520398f;
+    q = q * t + 0.27886807f;
+    q = q * t - 0.18628806f;
+    q = q * t + 0.09678418f;
+    q = q * t + 0.37409196f;
+    q = q * t + 1.00002368f;
+    q = q * t - 1.26551223f;
+    fbits e = {.f = exp_neg(-z.f * z.f)};
+    e.i &= ~big;
+    *e_half_u2 = e.f;
+    fbits h = {.f = 0.5f * t * exp_neg(-z.f * z.f + q)};   /* erfc(z)/2 = Φ(−|u|) */
+    h.i &= ~big;
+    float pos = (float)(1 - (int32_t)((uint32_t)ub.i >> 31)); /* 1 for u ≥ 0, 0 for u < 0 */
+    return pos + (1.0f - 2.0f * pos) * h.f;
+}
+static inline real gelu(real u) { float e; return u * phi_cdf(u, &e); }
+static inline real gelu_grad(real u) {                       /* Φ(u) + u·φ(u), φ(u) = e^(−u²/2)/√(2π) */
+    float e, c = phi_cdf(u, &e);
+    return c + u * (float)INV_SQRT_2PI * e;
+}
+#endif
+
+/* saved: [0] x contiguous, [1] b contiguous or NULL; ints: R, D */
+static void bias_gelu_backward(vg_node *n, const vg_tensor *g) {
+    const int64_t R = n->ints[0], D = n->ints[1];
+    const real *x = vg_data(n->saved[0]), *dy = vg_data(g);
+    const real *b = n->saved[1] ? vg_data(n->saved[1]) : vg_data(vg_zeros(1, &n->ints[1]));
+    vg_tensor *dx = vg_empty(n->saved[0]->ndim, n->saved[0]->shape);
+    real *dxp = vg_data(dx);
+    #pragma omp parallel for schedule(static) if (R * D > 16384)
+    for (int64_t r = 0; r < R; r++)
+        #pragma omp simd
+        for (int64_t i = 0; i < D; i++) {
+            real u = x[r * D + i] + b[i];
+            dxp[r * D + i] = dy[r * D + i] * gelu_grad(u);
+        }
+    if (vg_input_needs_grad(n, 0)) vg_accumulate_grad(n->inputs[0], dx);
+    if (n->n_inputs > 1 && vg_input_needs_grad(n, 1)) {        /* db = Σ_rows dx */
+        vg_tensor *db = vg_empty(1, &n->ints[1]);
+        vg_column_sums(dxp, R, D, vg_data(db), false);
+        vg_accumulate_grad(n->inputs[1], db);
+    }
+}
+
+vg_tensor *vg_bias_gelu_fn(vg_tensor *x, vg_tensor *b) {
+    if (!x) return NULL;
+    if (x->ndim < 1) { vg_set_error("bias_gelu: input must have at least 1 dimension"); return NULL; }
+    const int64_t D = x->shape[x->ndim - 1];
+    if (b && (b->ndim != 1 || b->shape[0] != D)) {
+        char sx[96], sb[96]; vg_shape_str(x, sx, sizeof sx); vg_shape_str(b, sb, sizeof sb);
+        vg_set_error("bias_gelu: bias %s must be (%lld) for input %s", sb, (long long)D, sx);
+        return NULL;
+    }
+    const int64_t R = D ? vg_numel(x) / D : 0;
+    vg_tensor *xc = vg_contiguous_raw(x), *bc = b ? vg_contiguous_raw(b) : NULL;
+    const real *xp = vg_data(xc), *bp = vg_data(bc ? bc : vg_zeros(1, &D));   /* no bias: add zeros */
+    vg_tensor *y = vg_empty(x->ndim, x->shape);
+    real *yp = vg_data(y);
+    #pragma omp parallel for schedule(static) if (R * D > 16384)
+    for (int64_t r = 0; r < R; r++)
+        #pragma omp simd
+        for (int64_t i = 0; i < D; i++)
+            yp[r * D + i] = gelu(xp[r * D + i] + bp[i]);
+    vg_tensor *inputs[2] = {x, b};
+    int n_in = b ? 2 : 1;
+    if (vg_needs_grad(n_in, inputs)) {
+        vg_node *n = vg_record(y, "bias_gelu", bias_gelu_backward, n_in, inputs);
+        n->saved[0] = xc; n->saved[1] = bc;
+        n->ints[0] = R; n->ints[1] = D;
+    }
+    return y;
+}

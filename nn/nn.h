@@ -1,0 +1,102 @@
+/* nn.h — the layers a ViT is made of, PyTorch conventions (NCHW, (B, N, D), Linear weight (out, in)).
+ *
+ * Each layer has two faces:
+ *  - a differentiable functional op (vg_linear_fn, vg_layernorm_fn, …): one fused node with a
+ *    hand-written backward, in nn/<layer>.c next to its forward;
+ *  - a module struct holding persistent parameters, with _init (timm/PyTorch default init from a
+ *    vg_rng), _params (register parameters under dotted names) and _forward.
+ * Parameters live outside the step arena (vg_param) together with their gradients. */
+#ifndef VG_NN_H
+#define VG_NN_H
+#include "autograd/autograd.h"
+
+/* ------------------------------------------------------------------ parameters */
+typedef struct {
+    char       name[128];       /* dotted, timm state-dict key: "blocks.0.attn.qkv.weight" */
+    vg_tensor *tensor;          /* persistent, requires_grad */
+    bool       weight_decay;    /* false for biases, norms, pos_embed, cls_token */
+} vg_param_entry;
+
+typedef struct {
+    vg_param_entry *items;
+    int n, cap;
+} vg_params;
+
+void       vg_params_add(vg_params *p, const char *prefix, const char *name, vg_tensor *t, bool weight_decay);
+vg_tensor *vg_params_find(const vg_params *p, const char *name);
+int64_t    vg_params_count(const vg_params *p);     /* total number of scalars */
+void       vg_params_zero_grad(const vg_params *p);
+void       vg_params_free(vg_params *p);            /* frees the list, not the tensors */
+
+/* ------------------------------------------------------------------ init (seeded) */
+void vg_init_trunc_normal(vg_tensor *t, vg_rng *rng, double std);   /* timm: bounds ±2 absolute */
+void vg_init_normal(vg_tensor *t, vg_rng *rng, double std);
+void vg_init_uniform(vg_tensor *t, vg_rng *rng, double lo, double hi);
+void vg_init_xavier_uniform(vg_tensor *t, vg_rng *rng);             /* fan_in/fan_out as PyTorch */
+void vg_init_kaiming_uniform(vg_tensor *t, vg_rng *rng, double a);  /* PyTorch default for Linear/Conv: a = √5 */
+void vg_init_constant(vg_tensor *t, double v);
+int64_t vg_fan_in(const vg_tensor *w);                               /* shape[1] × receptive field */
+
+/* ------------------------------------------------------------------ functional ops */
+/* y = x Wᵀ + b. x (…, in), W (out, in), b (out) or NULL → (…, out) */
+vg_tensor *vg_linear_fn(vg_tensor *x, vg_tensor *w, vg_tensor *b);
+/* x (B, C, H, W), w (O, C, kH, kW), b (O) or NULL, zero padding → (B, O, H', W') */
+vg_tensor *vg_conv2d_fn(vg_tensor *x, vg_tensor *w, vg_tensor *b, int stride, int padding);
+/* over the last dim: (x − mean) · rstd · w + b, w/b (D) may be NULL (no affine) */
+vg_tensor *vg_layernorm_fn(vg_tensor *x, vg_tensor *w, vg_tensor *b, double eps);
+/* gelu(x + b), exact erf form; b (D) broadcast over the last dim, may be NULL */
+vg_tensor *vg_bias_gelu_fn(vg_tensor *x, vg_tensor *b);
+/* inverted dropout: zero with probability p, scale kept values by 1/(1−p); identity if !train or p == 0.
+ * The mask is drawn from rng (deterministic given the rng state). */
+vg_tensor *vg_dropout_fn(vg_tensor *x, double p, bool train, vg_rng *rng);
+/* The attention core, timm layout. qkv (B, N, 3·D) laid out (3, heads, head_dim) on the last dim →
+ * softmax(Q Kᵀ / √head_dim) V, heads merged back → (B, N, D). attn_drop applies dropout to the
+ * attention weights (train only). If attn_out is not NULL it receives the (B, heads, N, N)
+ * attention weights (after softmax, before dropout) for visualisation. */
+vg_tensor *vg_attention_fn(vg_tensor *qkv, int heads, double attn_drop, bool train, vg_rng *rng,
+                           vg_tensor **attn_out);
+/* mean over the batch of −Σ_c q_c log softmax(logits)_c, q = (1−ε)·onehot + ε/C.
+ * logits (B, C), labels[B] in [0, C). Returns a scalar; error if a label is out of range. */
+vg_tensor *vg_cross_entropy_fn(vg_tensor *logits, const int32_t *labels, double label_smoothing);
+/* number of rows whose argmax equals the label */
+int64_t    vg_top1_correct(const vg_tensor *logits, const int32_t *labels);
+
+/* ------------------------------------------------------------------ helpers shared by the layers */
+/* out[c] = Σ_r x[r, c] (or += when accumulate) for a contiguous (rows, cols) matrix. Parallel over
+ * blocks of columns; each column is summed in row order in double: the same bits for any thread
+ * count. Used for bias gradients. */
+void vg_column_sums(const real *x, int64_t rows, int64_t cols, real *out, bool accumulate);
+/* t.grad += G where G = alpha·op(A)·op(B) (M×N = t's shape flattened to 2-D), computed by
+ * vg_gemm with beta = 1 straight into an existing gradient buffer, or into a fresh one. */
+void vg_accumulate_grad_gemm(vg_tensor *t, int transA, int transB, int M, int N, int K, real alpha,
+                             const real *A, int lda, const real *B, int ldb);
+/* Inverted-dropout mask: mask[i] = 1/(1−p) with probability 1−p, else 0 (all 0 when p = 1).
+ * Draws n uniforms from rng in order: the same rng state gives the same mask. */
+void vg_dropout_mask(real *mask, int64_t n, double p, vg_rng *rng);
+
+/* ------------------------------------------------------------------ modules */
+typedef struct { vg_tensor *weight, *bias; int in, out; } vg_linear;
+void       vg_linear_init(vg_linear *m, int in, int out, bool bias, vg_rng *rng);  /* PyTorch default init */
+void       vg_linear_params(vg_linear *m, vg_params *p, const char *prefix);
+vg_tensor *vg_linear_forward(vg_linear *m, vg_tensor *x);
+void       vg_linear_free(vg_linear *m);
+
+typedef struct { vg_tensor *weight, *bias; int in_ch, out_ch, kernel, stride, padding; } vg_conv2d;
+void       vg_conv2d_init(vg_conv2d *m, int in_ch, int out_ch, int kernel, int stride, int padding, bool bias, vg_rng *rng);
+void       vg_conv2d_params(vg_conv2d *m, vg_params *p, const char *prefix);
+vg_tensor *vg_conv2d_forward(vg_conv2d *m, vg_tensor *x);
+void       vg_conv2d_free(vg_conv2d *m);
+
+typedef struct { vg_tensor *weight, *bias; int dim; double eps; } vg_layernorm;
+void       vg_layernorm_init(vg_layernorm *m, int dim, double eps);                 /* ones / zeros */
+void       vg_layernorm_params(vg_layernorm *m, vg_params *p, const char *prefix);
+vg_tensor *vg_layernorm_forward(vg_layernorm *m, vg_tensor *x);
+void       vg_layernorm_free(vg_layernorm *m);
+
+/* timm Attention: qkv Linear (3D, D) + core + proj Linear (D, D) + proj dropout */
+typedef struct { vg_linear qkv, proj; int dim, heads; double attn_drop, proj_drop; } vg_mhsa;
+void       vg_mhsa_init(vg_mhsa *m, int dim, int heads, bool qkv_bias, double attn_drop, double proj_drop, vg_rng *rng);
+void       vg_mhsa_params(vg_mhsa *m, vg_params *p, const char *prefix);        /* prefix.qkv.*, prefix.proj.* */
+vg_tensor *vg_mhsa_forward(vg_mhsa *m, vg_tensor *x, bool train, vg_rng *rng, vg_tensor **attn_out);
+void       vg_mhsa_free(vg_mhsa *m);
+#endif

@@ -1,0 +1,407 @@
+/* test_nn.c — the nn layers: PyTorch parity on tests/reference/nn_reference.safetensors (written by
+ * tests/reference/make_nn_reference.py), and unit tests of dropout, cross-entropy errors,
+ * attention weights, parameters and init, and thread-count determinism.
+ *
+ * Parity: every output and gradient is compared with rel = max|ours − torch| / max|torch| (one
+ * number per tensor, norm-wise; max|torch| = 0 falls back to the absolute error) and must be
+ * ≤ 1e-4. Each compared tensor prints one line: name, max abs error, max rel error. */
+#include "test.h"
+#include "nn/nn.h"
+#include "tensor/safetensors.h"
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REF_PATH "tests/reference/nn_reference.safetensors"
+#define PARITY_RTOL 1e-4
+
+/* ------------------------------------------------------------------ reference helpers */
+static vg_st_file *ref_open(void) {
+    char err[512];
+    vg_st_file *f = vg_st_open(REF_PATH, err, sizeof err);
+    if (!f) vg_test_fail(__FILE__, __LINE__, "cannot open the reference (run `make reference` from the repo root): %s", err);
+    return f;
+}
+
+/* tensor `case.name` as a persistent float tensor (a leaf that requires grad if asked) */
+static vg_tensor *ref_tensor(const vg_st_file *f, const char *cs, const char *name, bool grad) {
+    char key[128], err[512];
+    snprintf(key, sizeof key, "%s.%s", cs, name);
+    const vg_st_tensor *e = vg_st_find(f, key);
+    if (!e) { vg_test_fail(__FILE__, __LINE__, "reference tensor %s is missing from %s", key, REF_PATH); return NULL; }
+    vg_tensor *t = vg_persistent_zeros(e->ndim, e->shape);
+    float *tmp = malloc(sizeof(float) * (e->numel ? e->numel : 1));
+    if (vg_st_read_f32(f, key, tmp, e->numel, err, sizeof err) != 0) {
+        vg_test_fail(__FILE__, __LINE__, "%s", err); free(tmp); vg_tensor_free(t); return NULL;
+    }
+    for (size_t i = 0; i < e->numel; i++) vg_data(t)[i] = (real)tmp[i];
+    free(tmp);
+    t->requires_grad = grad;
+    return t;
+}
+
+/* compare `got` with `case.name`; prints one line and fails the test if rel > PARITY_RTOL */
+static void ref_check(const vg_st_file *f, const char *cs, const char *name, const vg_tensor *got) {
+    char key[128];
+    snprintf(key, sizeof key, "%s.%s", cs, name);
+    if (!got) { vg_test_fail(__FILE__, __LINE__, "%s: no tensor computed (%s)", key, vg_error()); return; }
+    vg_tensor *want = ref_tensor(f, cs, name, false);
+    if (!want) return;
+    if (vg_numel(want) != vg_numel(got) || want->ndim != got->ndim || memcmp(want->shape, got->shape, sizeof(int64_t) * (size_t)want->ndim)) {
+        char s1[96], s2[96]; vg_shape_str(got, s1, sizeof s1); vg_shape_str(want, s2, sizeof s2);
+        vg_test_fail(__FILE__, __LINE__, "%s: shape %s, reference %s", key, s1, s2);
+        vg_tensor_free(want); return;
+    }
+    vg_tensor *gc = vg_contiguous_raw(got);
+    double max_abs = 0, max_ref = 0;
+    for (int64_t i = 0, n = vg_numel(want); i < n; i++) {
+        double a = (double)vg_data(gc)[i], b = (double)vg_data(want)[i];
+        if (!(fabs(a - b) <= max_abs)) max_abs = fabs(a - b);   /* NaN propagates */
+        if (fabs(b) > max_ref) max_ref = fabs(b);
+    }
+    double rel = max_ref > 0 ? max_abs / max_ref : max_abs;
+    bool ok = rel <= PARITY_RTOL;
+    printf("    parity %-26s max abs %.2e  max rel %.2e  %s\n", key, max_abs, rel, ok ? "ok" : "FAIL");
+    if (!ok) vg_test_fail(__FILE__, __LINE__, "%s differs from PyTorch: max abs %.3e, max rel %.3e > %g", key, max_abs, rel, PARITY_RTOL);
+    vg_tensor_free(want);
+}
+
+/* check each leaf's gradient against "case.d<name>" */
+static void ref_check_grad(const vg_st_file *f, const char *cs, const char *name, const vg_tensor *leaf) {
+    char dname[96];
+    snprintf(dname, sizeof dname, "d%s", name);
+    if (!leaf->grad) { vg_test_fail(__FILE__, __LINE__, "%s.%s: no gradient was computed", cs, name); return; }
+    ref_check(f, cs, dname, leaf->grad);
+}
+
+/* the common pattern: y from the leaves, backward with the stored dy, check y and every grad */
+typedef vg_tensor *(*layer_fn)(vg_tensor **leaves);
+static void parity_case(const char *cs, int n, const char *const *names, layer_fn fn) {
+    vg_st_file *f = ref_open();
+    if (!f) return;
+    vg_tensor *leaves[8] = {0};
+    bool ok = true;
+    for (int i = 0; i < n; i++) ok &= (leaves[i] = ref_tensor(f, cs, names[i], true)) != NULL;
+    vg_tensor *dy = ref_tensor(f, cs, "dy", false);
+    if (ok && dy) {
+        vg_tensor *y = fn(leaves);
+        ref_check(f, cs, "y", y);
+        if (y) {
+            CHECK_MSG(vg_backward(y, dy), "%s: backward failed: %s", cs, vg_error());
+            for (int i = 0; i < n; i++) ref_check_grad(f, cs, names[i], leaves[i]);
+        }
+    }
+    for (int i = 0; i < n; i++) vg_tensor_free(leaves[i]);
+    vg_tensor_free(dy);
+    vg_st_close(f);
+    vg_arena_reset();
+}
+
+/* ------------------------------------------------------------------ parity, one test per layer */
+static vg_tensor *l_linear(vg_tensor **t) { return vg_linear_fn(t[0], t[1], t[2]); }
+static vg_tensor *l_linear_nb(vg_tensor **t) { return vg_linear_fn(t[0], t[1], NULL); }
+static vg_tensor *l_conv3x3(vg_tensor **t) { return vg_conv2d_fn(t[0], t[1], t[2], 1, 1); }
+static vg_tensor *l_patch(vg_tensor **t) { return vg_conv2d_fn(t[0], t[1], t[2], 4, 0); }
+static vg_tensor *l_layernorm(vg_tensor **t) { return vg_layernorm_fn(t[0], t[1], t[2], 1e-6); }
+static vg_tensor *l_bias_gelu(vg_tensor **t) { return vg_bias_gelu_fn(t[0], t[1]); }
+static vg_tensor *l_attention(vg_tensor **t) { return vg_attention_fn(t[0], 2, 0, false, NULL, NULL); }
+static vg_tensor *l_mhsa(vg_tensor **t) {
+    vg_mhsa m = {.qkv = {t[1], t[2], 8, 24}, .proj = {t[3], t[4], 8, 8}, .dim = 8, .heads = 2};
+    return vg_mhsa_forward(&m, t[0], true, NULL, NULL);      /* dropout 0: no rng needed */
+}
+
+VG_TEST(nn_parity_linear) { parity_case("linear", 3, (const char *[]){"x", "weight", "bias"}, l_linear); }
+VG_TEST(nn_parity_linear_4d_nobias) { parity_case("linear_nobias", 2, (const char *[]){"x", "weight"}, l_linear_nb); }
+VG_TEST(nn_parity_conv3x3) { parity_case("conv3x3", 3, (const char *[]){"x", "weight", "bias"}, l_conv3x3); }
+VG_TEST(nn_parity_patch_embed) { parity_case("patch", 3, (const char *[]){"x", "weight", "bias"}, l_patch); }
+VG_TEST(nn_parity_layernorm) { parity_case("layernorm", 3, (const char *[]){"x", "weight", "bias"}, l_layernorm); }
+VG_TEST(nn_parity_bias_gelu) { parity_case("bias_gelu", 2, (const char *[]){"x", "bias"}, l_bias_gelu); }
+VG_TEST(nn_parity_attention) { parity_case("attention", 1, (const char *[]){"qkv"}, l_attention); }
+VG_TEST(nn_parity_mhsa) {
+    parity_case("mhsa", 5, (const char *[]){"x", "qkv.weight", "qkv.bias", "proj.weight", "proj.bias"}, l_mhsa);
+}
+
+VG_TEST(nn_parity_attention_weights) {
+    vg_st_file *f = ref_open();
+    REQUIRE(f);
+    vg_tensor *qkv = ref_tensor(f, "attention", "qkv", false);
+    vg_tensor *attn = NULL;
+    vg_tensor *y = vg_attention_fn(qkv, 2, 0, false, NULL, &attn);
+    REQUIRE(y && attn);
+    ref_check(f, "attention", "weights", attn);
+    vg_tensor_free(qkv);
+    vg_st_close(f);
+    vg_arena_reset();
+}
+
+static void cross_entropy_parity(const char *cs, double eps) {
+    vg_st_file *f = ref_open();
+    if (!f) return;
+    vg_tensor *logits = ref_tensor(f, cs, "logits", true);
+    char key[96], err[256];
+    snprintf(key, sizeof key, "%s.labels", cs);
+    int64_t lab64[6];
+    int32_t labels[6];
+    REQUIRE(logits && vg_st_read_i64(f, key, lab64, 6, err, sizeof err) == 0);
+    for (int i = 0; i < 6; i++) labels[i] = (int32_t)lab64[i];
+    vg_tensor *loss = vg_cross_entropy_fn(logits, labels, eps);
+    ref_check(f, cs, "loss", loss);
+    REQUIRE(loss && vg_backward(loss, NULL));
+    ref_check(f, cs, "dlogits", logits->grad);
+    vg_tensor_free(logits);
+    vg_st_close(f);
+    vg_arena_reset();
+}
+VG_TEST(nn_parity_cross_entropy) { cross_entropy_parity("cross_entropy", 0.0); }
+VG_TEST(nn_parity_cross_entropy_smoothing) { cross_entropy_parity("cross_entropy_ls", 0.1); }
+
+/* ------------------------------------------------------------------ gelu accuracy */
+/* The float build evaluates Φ with a vectorisable erfc approximation: check it against double
+ * erfc on a fine grid over [−15, 15] (tails, zero, and the region that matters). */
+VG_TEST(nn_bias_gelu_accuracy) {
+    const int64_t n = 300001;
+    vg_tensor *u = vg_param(1, &n);
+    for (int64_t i = 0; i < n; i++) vg_data(u)[i] = (real)(-15.0 + 30.0 * (double)i / (double)(n - 1));
+    vg_tensor *y = vg_bias_gelu_fn(u, NULL);
+    REQUIRE(y && vg_backward(y, vg_ones(1, &n)));
+    double ey = 0, ed = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double x = (double)vg_data(u)[i], cdf = 0.5 * erfc(-x / sqrt(2.0));
+        double gy = x * cdf, gd = cdf + x * exp(-0.5 * x * x) / sqrt(2 * M_PI);
+        ey = fmax(ey, fabs((double)vg_data(y)[i] - gy) / fmax(1.0, fabs(x)));
+        ed = fmax(ed, fabs((double)vg_data(u->grad)[i] - gd));
+    }
+    CHECK_MSG(ey <= 3e-7 && ed <= 5e-7, "gelu error %.3g (scaled by max(1,|u|)), gelu' error %.3g", ey, ed);
+    vg_tensor_free(u);
+    vg_arena_reset();
+}
+
+/* ------------------------------------------------------------------ dropout */
+VG_TEST(nn_dropout_fraction_and_scale) {
+    const int64_t n = 200000;
+    const double p = 0.3;
+    vg_tensor *x = vg_ones(1, &n);
+    vg_rng rng = vg_rng_seed(5);
+    vg_tensor *y = vg_dropout_fn(x, p, true, &rng);
+    REQUIRE(y);
+    int64_t zeros = 0, bad = 0;
+    const real scale = (real)(1.0 / (1.0 - p));
+    for (int64_t i = 0; i < n; i++) {
+        real v = vg_data(y)[i];
+        if (v == 0) zeros++;
+        else if (v != scale) bad++;
+    }
+    CHECK_CLOSE((double)zeros / (double)n, p, 0.005);   /* ±5σ for n = 2e5 */
+    CHECK(bad == 0);
+    /* the mean is preserved in expectation */
+    double mean = 0;
+    for (int64_t i = 0; i < n; i++) mean += (double)vg_data(y)[i];
+    CHECK_CLOSE(mean / (double)n, 1.0, 0.01);
+    vg_arena_reset();
+}
+
+VG_TEST(nn_dropout_eval_is_identity) {
+    vg_rng rng = vg_rng_seed(1);
+    vg_tensor *x = vg_randn(&rng, VG_DIMS(4, 5), 0, 1);
+    vg_rng before = rng;
+    CHECK(vg_dropout_fn(x, 0.5, false, &rng) == x);
+    CHECK(vg_dropout_fn(x, 0.0, true, &rng) == x);
+    CHECK(memcmp(&before, &rng, sizeof rng) == 0);       /* eval draws nothing */
+    CHECK(vg_dropout_fn(x, 1.5, true, &rng) == NULL && strstr(vg_error(), "not in [0, 1]"));
+    vg_arena_reset();
+}
+
+VG_TEST(nn_dropout_same_rng_same_mask) {
+    vg_tensor *x = vg_param(VG_DIMS(64, 33));
+    vg_init_constant(x, 2.0);
+    vg_rng r1 = vg_rng_seed(99), r2 = vg_rng_seed(99), r3 = vg_rng_seed(100);
+    vg_tensor *a = vg_dropout_fn(x, 0.5, true, &r1), *b = vg_dropout_fn(x, 0.5, true, &r2);
+    vg_tensor *c = vg_dropout_fn(x, 0.5, true, &r3);
+    REQUIRE(a && b && c);
+    CHECK(memcmp(vg_data(a), vg_data(b), sizeof(real) * 64 * 33) == 0);
+    CHECK(memcmp(vg_data(a), vg_data(c), sizeof(real) * 64 * 33) != 0);
+    REQUIRE(vg_backward(a, vg_ones(VG_DIMS(64, 33))));
+    int mismatched = 0;                                  /* dx = mask = y / x */
+    for (int i = 0; i < 64 * 33; i++) mismatched += vg_data(x->grad)[i] * 2 != vg_data(a)[i];
+    CHECK(mismatched == 0);
+    vg_tensor_free(x);
+    vg_arena_reset();
+}
+
+/* ------------------------------------------------------------------ cross-entropy, accuracy */
+VG_TEST(nn_cross_entropy_rejects_bad_label) {
+    vg_tensor *logits = vg_zeros(VG_DIMS(3, 4));
+    int32_t labels[3] = {0, 4, 1};
+    vg_clear_error();
+    CHECK(vg_cross_entropy_fn(logits, labels, 0) == NULL);
+    CHECK_MSG(strstr(vg_error(), "label 4 at row 1 is out of range [0, 4)"), "message was: %s", vg_error());
+    labels[1] = -1;
+    CHECK(vg_cross_entropy_fn(logits, labels, 0) == NULL);
+    CHECK_MSG(strstr(vg_error(), "label -1 at row 1"), "message was: %s", vg_error());
+    CHECK(vg_cross_entropy_fn(vg_zeros(VG_DIMS(3)), labels, 0) == NULL);
+    /* uniform logits: loss = log C whatever the smoothing */
+    labels[1] = 2;
+    vg_tensor *loss = vg_cross_entropy_fn(logits, labels, 0.2);
+    REQUIRE(loss);
+    CHECK_CLOSE(vg_item(loss), log(4.0), 1e-6);
+    vg_arena_reset();
+}
+
+VG_TEST(nn_top1_correct) {
+    real v[] = {0, 3, 1,   5, 5, 0,   -1, -2, -0.5};      /* argmax 1, 0 (first max), 2 */
+    vg_tensor *logits = vg_from_array(VG_DIMS(3, 3), v);
+    CHECK(vg_top1_correct(logits, (int32_t[]){1, 0, 2}) == 3);
+    CHECK(vg_top1_correct(logits, (int32_t[]){1, 1, 0}) == 1);
+    vg_arena_reset();
+}
+
+/* ------------------------------------------------------------------ attention */
+VG_TEST(nn_attention_weights_rows_sum_to_one) {
+    vg_rng rng = vg_rng_seed(3);
+    vg_tensor *qkv = vg_randn(&rng, VG_DIMS(2, 7, 3 * 12), 0, 3);
+    vg_tensor *attn = NULL;
+    vg_tensor *y = vg_attention_fn(qkv, 3, 0.5, true, &rng, &attn);   /* weights are before dropout */
+    REQUIRE(y && attn);
+    CHECK(attn->ndim == 4 && attn->shape[0] == 2 && attn->shape[1] == 3 && attn->shape[2] == 7 && attn->shape[3] == 7);
+    CHECK(y->ndim == 3 && y->shape[2] == 12);
+    double worst = 0;
+    for (int64_t r = 0; r < 2 * 3 * 7; r++) {
+        double s = 0;
+        for (int j = 0; j < 7; j++) { real a = vg_data(attn)[r * 7 + j]; s += a; CHECK(a >= 0); }
+        if (fabs(s - 1) > worst) worst = fabs(s - 1);
+    }
+    CHECK_CLOSE(worst, 0, 1e-5);
+    CHECK(vg_attention_fn(qkv, 5, 0, false, NULL, NULL) == NULL && strstr(vg_error(), "not divisible by 5 heads"));
+    vg_arena_reset();
+}
+
+/* ------------------------------------------------------------------ linear shapes and errors */
+VG_TEST(nn_linear_accepts_4d_and_reports_mismatch) {
+    vg_rng rng = vg_rng_seed(4);
+    vg_linear m;
+    vg_linear_init(&m, 6, 5, true, &rng);
+    vg_tensor *x = vg_randn(&rng, VG_DIMS(2, 3, 4, 6), 0, 1);
+    vg_tensor *y = vg_linear_forward(&m, x);
+    REQUIRE(y);
+    CHECK(y->ndim == 4 && y->shape[0] == 2 && y->shape[1] == 3 && y->shape[2] == 4 && y->shape[3] == 5);
+    /* row (1, 2, 3) by hand */
+    double want = (double)vg_data(m.bias)[4];
+    for (int i = 0; i < 6; i++) want += (double)vg_get(x, (int64_t[]){1, 2, 3, i}) * (double)vg_data(m.weight)[4 * 6 + i];
+    CHECK_CLOSE(vg_get(y, (int64_t[]){1, 2, 3, 4}), want, 1e-5);
+    CHECK(vg_linear_forward(&m, vg_zeros(VG_DIMS(2, 7))) == NULL);
+    CHECK_MSG(strstr(vg_error(), "in_features = 6"), "message was: %s", vg_error());
+    vg_linear_free(&m);
+    vg_arena_reset();
+}
+
+/* ------------------------------------------------------------------ parameters and init */
+VG_TEST(nn_params_names_and_weight_decay) {
+    vg_rng rng = vg_rng_seed(8);
+    vg_mhsa attn;
+    vg_layernorm norm;
+    vg_mhsa_init(&attn, 16, 4, true, 0, 0, &rng);
+    vg_layernorm_init(&norm, 16, 1e-6);
+    vg_params p = {0};
+    vg_mhsa_params(&attn, &p, "blocks.0.attn");
+    vg_layernorm_params(&norm, &p, "blocks.0.norm1");
+    REQUIRE(p.n == 6);
+    CHECK(!strcmp(p.items[0].name, "blocks.0.attn.qkv.weight") && p.items[0].weight_decay);
+    CHECK(!strcmp(p.items[1].name, "blocks.0.attn.qkv.bias") && !p.items[1].weight_decay);
+    CHECK(!strcmp(p.items[2].name, "blocks.0.attn.proj.weight") && p.items[2].weight_decay);
+    CHECK(!strcmp(p.items[3].name, "blocks.0.attn.proj.bias") && !p.items[3].weight_decay);
+    CHECK(!strcmp(p.items[4].name, "blocks.0.norm1.weight") && !p.items[4].weight_decay);
+    CHECK(vg_params_find(&p, "blocks.0.attn.proj.weight") == attn.proj.weight);
+    CHECK(vg_params_find(&p, "blocks.0.attn.nope") == NULL);
+    CHECK(vg_params_count(&p) == 48 * 16 + 48 + 16 * 16 + 16 + 16 + 16);
+    CHECK(vg_data(norm.weight)[3] == 1 && vg_data(norm.bias)[3] == 0);
+    vg_params_free(&p);
+    vg_mhsa_free(&attn);
+    vg_layernorm_free(&norm);
+}
+
+VG_TEST(nn_init_bounds_and_statistics) {
+    vg_rng rng = vg_rng_seed(12);
+    vg_linear lin;
+    vg_linear_init(&lin, 100, 50, true, &rng);           /* bound 1/√100 = 0.1 for W and b */
+    double wmax = 0, bmax = 0;
+    for (int i = 0; i < 5000; i++) wmax = fmax(wmax, fabs((double)vg_data(lin.weight)[i]));
+    for (int i = 0; i < 50; i++) bmax = fmax(bmax, fabs((double)vg_data(lin.bias)[i]));
+    CHECK(wmax <= 0.1 && wmax > 0.095);
+    CHECK(bmax <= 0.1);
+    vg_conv2d conv;
+    vg_conv2d_init(&conv, 3, 8, 4, 4, 0, true, &rng);
+    CHECK(vg_fan_in(conv.weight) == 48);
+    vg_tensor *t = vg_param(VG_DIMS(200, 100));
+    vg_init_trunc_normal(t, &rng, 0.02);
+    double s = 0, s2 = 0, amax = 0;
+    for (int i = 0; i < 20000; i++) { double v = vg_data(t)[i]; s += v; s2 += v * v; amax = fmax(amax, fabs(v)); }
+    CHECK_CLOSE(s / 20000, 0, 1e-3);
+    CHECK_CLOSE(sqrt(s2 / 20000), 0.02, 1e-3);
+    CHECK(amax <= 2.0);
+    vg_init_trunc_normal(t, &rng, 1.5);                  /* bounds ±2 absolute bite here */
+    amax = 0;
+    for (int i = 0; i < 20000; i++) amax = fmax(amax, fabs((double)vg_data(t)[i]));
+    CHECK(amax <= 2.0 && amax > 1.9);
+    vg_init_xavier_uniform(t, &rng);                     /* √(6 / 300) */
+    amax = 0;
+    for (int i = 0; i < 20000; i++) amax = fmax(amax, fabs((double)vg_data(t)[i]));
+    CHECK(amax <= sqrt(6.0 / 300.0) && amax > 0.95 * sqrt(6.0 / 300.0));
+    /* same seed → same parameters */
+    vg_rng a = vg_rng_seed(77), b = vg_rng_seed(77);
+    vg_linear l1, l2;
+    vg_linear_init(&l1, 9, 7, true, &a);
+    vg_linear_init(&l2, 9, 7, true, &b);
+    CHECK(memcmp(vg_data(l1.weight), vg_data(l2.weight), sizeof(real) * 63) == 0);
+    vg_linear_free(&lin); vg_linear_free(&l1); vg_linear_free(&l2);
+    vg_conv2d_free(&conv);
+    vg_tensor_free(t);
+}
+
+/* ------------------------------------------------------------------ determinism across threads */
+/* conv → layernorm → linear → bias_gelu → attention → cross-entropy; all gradients */
+static void run_stack(int threads, real *out, int64_t *n_out) {
+    omp_set_num_threads(threads);
+    vg_rng rng = vg_rng_seed(2024);
+    vg_conv2d conv; vg_layernorm ln; vg_linear fc, head;
+    vg_conv2d_init(&conv, 3, 24, 4, 4, 0, true, &rng);
+    vg_layernorm_init(&ln, 24, 1e-6);
+    vg_linear_init(&fc, 24, 72, true, &rng);
+    vg_linear_init(&head, 24, 10, true, &rng);
+    vg_tensor *x = vg_randn(&rng, VG_DIMS(16, 3, 32, 32), 0, 1);
+    vg_tensor *p = vg_conv2d_forward(&conv, x);                                    /* (16, 24, 8, 8) */
+    p = vg_transpose(vg_flatten(p, 2, 3), 1, 2);                                   /* (16, 64, 24) */
+    vg_tensor *h = vg_linear_forward(&fc, vg_layernorm_forward(&ln, p));           /* (16, 64, 72) */
+    h = vg_bias_gelu_fn(h, NULL);
+    h = vg_attention_fn(h, 3, 0.1, true, &rng, NULL);                              /* (16, 64, 24) */
+    vg_tensor *logits = vg_linear_forward(&head, vg_mean(h, 1, (int[]){1}, false)); /* (16, 10) */
+    int32_t labels[16];
+    for (int i = 0; i < 16; i++) labels[i] = i % 10;
+    vg_tensor *loss = vg_cross_entropy_fn(logits, labels, 0.1);
+    bool ok = loss && vg_backward(loss, NULL);
+    CHECK_MSG(ok, "stack failed: %s", vg_error());
+    int64_t k = 0;
+    if (ok) {
+        vg_tensor *ts[] = {loss, conv.weight->grad, conv.bias->grad, ln.weight->grad, ln.bias->grad,
+                           fc.weight->grad, fc.bias->grad, head.weight->grad};
+        for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) {
+            memcpy(out + k, vg_data(ts[i]), sizeof(real) * (size_t)vg_numel(ts[i]));
+            k += vg_numel(ts[i]);
+        }
+    }
+    *n_out = k;
+    vg_conv2d_free(&conv); vg_layernorm_free(&ln); vg_linear_free(&fc); vg_linear_free(&head);
+    vg_arena_reset();
+}
+
+VG_TEST(nn_same_bits_for_any_thread_count) {
+    const int64_t cap = 20000;
+    real *a = malloc(sizeof(real) * cap), *b = malloc(sizeof(real) * cap);
+    int64_t na = 0, nb = 0;
+    int saved = omp_get_max_threads();
+    run_stack(1, a, &na);
+    run_stack(saved > 1 ? saved : 4, b, &nb);
+    omp_set_num_threads(saved);
+    CHECK(na > 0 && na == nb && na <= cap);
+    CHECK_MSG(memcmp(a, b, sizeof(real) * (size_t)na) == 0, "gradients differ between 1 and %d threads", saved);
+    free(a); free(b);
+}
