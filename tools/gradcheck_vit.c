@@ -1,0 +1,83 @@
+/* gradcheck_vit.c — the whole Vision Transformer against central differences (float64).
+ *
+ * Config: 8×8 images, 3 channels, patch 4, dim 8, depth 2, 2 heads, 5 classes, batch 2; one row
+ * per (pooling, position embedding). The checked inputs are the image and EVERY trainable
+ * parameter. gc_case holds at most GC_MAX_INPUTS inputs, fewer than the model's 33 tensors, so
+ * the parameters are one flat vector: each call re-points the model's parameter slots
+ * (vg_vit_slots) at views (narrow + reshape) of it, in timm's state-dict order, so one flat index
+ * maps to exactly one parameter element (a failing "input 1 element k" is found by summing the
+ * sizes of the tensors in that order). Eval mode (dropout off). */
+#include "gradcheck.h"
+#include "vit/vit.h"
+#include <string.h>
+
+enum { GC_D = 8, GC_C = 3, GC_P = 4, GC_IMG = 8, GC_N = (GC_IMG / GC_P) * (GC_IMG / GC_P), GC_H = 4 * GC_D,
+       GC_K = 5, GC_DEPTH = 2, GC_B = 2 };
+#define GC_VIT_NPARAMS(learned)                                                                     \
+    (GC_D * GC_C * GC_P * GC_P + GC_D                   /* patch_embed.proj */                      \
+     + GC_D + ((learned) ? (GC_N + 1) * GC_D : 0)       /* cls_token, pos_embed */                  \
+     + GC_DEPTH * (2 * GC_D + 3 * GC_D * GC_D + 3 * GC_D + GC_D * GC_D + GC_D + 2 * GC_D           \
+                   + GC_H * GC_D + GC_H + GC_D * GC_H + GC_D)                                       \
+     + 2 * GC_D + GC_D * GC_K + GC_K)                   /* norm, head */
+
+#define MAX_SLOTS 64
+typedef struct {
+    vg_vit_pool pool; vg_vit_posembed pos;
+    vg_vit model;
+    bool ready;
+    int n;                                  /* trainable slots */
+    vg_tensor **slot[MAX_SLOTS];
+    vg_tensor *owned[MAX_SLOTS];            /* the model's own tensors (shapes; kept reachable) */
+    char names[MAX_SLOTS][128];
+} vit_gc;
+
+static void vit_prepare(vg_tensor **inputs, void *vctx) {
+    vit_gc *c = vctx;
+    if (c->ready) return;
+    vg_vit_config cfg = vg_vit_config_default();
+    cfg.img_size = GC_IMG; cfg.patch_size = GC_P; cfg.in_chans = GC_C; cfg.num_classes = GC_K;
+    cfg.embed_dim = GC_D; cfg.depth = GC_DEPTH; cfg.num_heads = 2;
+    cfg.pool = c->pool; cfg.pos_embed = c->pos;
+    vg_rng rng = vg_rng_seed(7);
+    if (!vg_vit_init(&c->model, &cfg, &rng)) return;
+    c->n = vg_vit_slots(&c->model, true, c->slot, c->names, NULL, MAX_SLOTS);
+    for (int i = 0; i < c->n && i < MAX_SLOTS; i++) c->owned[i] = *c->slot[i];
+    c->ready = c->n <= MAX_SLOTS;
+    (void)inputs;
+}
+
+static vg_tensor *f_vit(vg_tensor *const *in, void *vctx) {
+    vit_gc *c = vctx;
+    if (!c->ready) { vg_set_error("vit gradcheck: model not built: %s", vg_error()); return NULL; }
+    int64_t off = 0;
+    for (int i = 0; i < c->n; i++) {
+        const vg_tensor *o = c->owned[i];
+        int64_t n = vg_numel(o);
+        *c->slot[i] = vg_reshape(vg_narrow(in[1], 0, off, n), o->ndim, o->shape);
+        off += n;
+    }
+    if (off != in[1]->shape[0]) {
+        vg_set_error("vit gradcheck: the model has %lld trainable scalars, the flat input %lld",
+                     (long long)off, (long long)in[1]->shape[0]);
+        return NULL;
+    }
+    return vg_vit_forward(&c->model, in[0], false, NULL);
+}
+
+static vit_gc ctx_cls_learned = {VG_VIT_POOL_CLS, VG_VIT_POS_LEARNED};
+static vit_gc ctx_mean_learned = {VG_VIT_POOL_MEAN, VG_VIT_POS_LEARNED};
+static vit_gc ctx_cls_sincos = {VG_VIT_POOL_CLS, VG_VIT_POS_SINCOS2D};
+static vit_gc ctx_mean_sincos = {VG_VIT_POOL_MEAN, VG_VIT_POS_SINCOS2D};
+
+#define VIT_CASE(ID, VARIANT, CTX, LEARNED)                                                              \
+    GC_REGISTER(ID, {"vit", VARIANT, f_vit, &CTX, 2,                                                     \
+                     {GC_IN(GC_B, GC_C, GC_IMG, GC_IMG), GC_IN_RANGE(-0.5, 0.5, GC_VIT_NPARAMS(LEARNED))}, \
+                     vit_prepare})
+VIT_CASE(vit_cls_learned, "cls, learned pos", ctx_cls_learned, 1)
+VIT_CASE(vit_mean_learned, "mean, learned pos", ctx_mean_learned, 1)
+VIT_CASE(vit_cls_sincos, "cls, sincos2d pos", ctx_cls_sincos, 0)
+VIT_CASE(vit_mean_sincos, "mean, sincos2d pos", ctx_mean_sincos, 0)
+
+/* vg_patchify: a pure view chain (reshape → permute → reshape), checked on its own */
+static vg_tensor *f_patchify(vg_tensor *const *in, void *ctx) { (void)ctx; return vg_patchify(in[0], 2); }
+GC_REGISTER(patchify, {"patchify", "P=2, (2,3,4,6)", f_patchify, NULL, 1, {GC_IN(2, 3, 4, 6)}})

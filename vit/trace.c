@@ -1,0 +1,96 @@
+/* trace.c — the shape-flow table of one forward pass, and the analytic FLOP count.
+ * FLOPs are 2 × multiply-adds of the conv, the Linears and attention's QKᵀ and AV (what dominates
+ * a ViT); LayerNorm, softmax, GELU and the adds are not counted. */
+#include "vit.h"
+
+/* per image, T = N + 1 tokens */
+static double patch_flops(const vg_vit_config *c) {
+    double P = c->patch_size;
+    return 2.0 * vg_vit_num_patches(c) * c->embed_dim * c->in_chans * P * P;
+}
+static double block_flops(const vg_vit_config *c) {
+    double T = vg_vit_num_patches(c) + 1, D = c->embed_dim, H = vg_vit_hidden_dim(c);
+    return 2.0 * (T * D * 3 * D      /* qkv */
+                + 2 * T * T * D      /* QKᵀ and AV over all heads */
+                + T * D * D          /* proj */
+                + 2 * T * D * H);    /* fc1, fc2 */
+}
+static double head_flops(const vg_vit_config *c) { return 2.0 * c->embed_dim * c->num_classes; }
+
+double vg_vit_forward_flops(const vg_vit_config *c) {
+    return patch_flops(c) + c->depth * block_flops(c) + head_flops(c);
+}
+/* backward of a matmul is two matmuls of the same size (dX and dW): 2× forward */
+double vg_vit_train_flops(const vg_vit_config *c) { return 3.0 * vg_vit_forward_flops(c); }
+
+static int64_t numel_or0(const vg_tensor *t) { return t ? vg_numel(t) : 0; }
+
+static void row(FILE *f, const char *stage, const vg_tensor *t, int64_t params, double flops) {
+    char s[96] = "?";
+    if (t) vg_shape_str(t, s, sizeof s);
+    fprintf(f, "  %-26s %-22s %12lld %14.4g\n", stage, s, (long long)params, flops);
+}
+
+bool vg_vit_trace(vg_vit *m, int batch, FILE *f) {
+    const vg_vit_config *c = &m->cfg;
+    const int P = c->patch_size, D = c->embed_dim;
+    const double B = batch;
+    vg_arena_mark mk = vg_arena_get_mark();
+    vg_no_grad_begin();
+    bool ok = false;
+    vg_tensor *img = vg_zeros(VG_DIMS(batch, c->in_chans, (int64_t)m->grid_h * P, (int64_t)m->grid_w * P));
+    const int64_t pos_params = c->pos_embed == VG_VIT_POS_LEARNED ? numel_or0(m->pos_embed) : 0;
+    int64_t total = 0;
+    double total_flops = 0;
+
+    fprintf(f, "ViT forward, batch %d: %d px, patch %d, dim %d, depth %d, heads %d, mlp %d, %s pooling, %s pos_embed\n",
+            batch, c->img_size, P, D, c->depth, c->num_heads, vg_vit_hidden_dim(c),
+            c->pool == VG_VIT_POOL_CLS ? "cls" : "mean", c->pos_embed == VG_VIT_POS_LEARNED ? "learned" : "fixed sincos2d");
+    fprintf(f, "  %-26s %-22s %12s %14s\n", "stage", "output shape", "params", "FLOPs (fwd)");
+    row(f, "input", img, 0, 0);
+
+    vg_tensor *x = vg_conv2d_fn(img, m->patch_embed.weight, m->patch_embed.bias, P, 0);
+    int64_t np = numel_or0(m->patch_embed.weight) + numel_or0(m->patch_embed.bias);
+    char label[64];
+    snprintf(label, sizeof label, "patch_embed (conv %dx%d/%d)", P, P, P);
+    row(f, label, x, np, B * patch_flops(c)); total += np; total_flops += B * patch_flops(c);
+
+    x = vg_transpose(vg_flatten(x, 2, 3), 1, 2);
+    row(f, "token sequence", x, 0, 0);
+    x = vg_concat(2, (vg_tensor *[]){vg_expand(m->cls_token, VG_DIMS(batch, -1, -1)), x}, 1);
+    row(f, "+ cls_token", x, numel_or0(m->cls_token), 0); total += numel_or0(m->cls_token);
+    x = vg_add(x, m->pos_embed);
+    row(f, c->pos_embed == VG_VIT_POS_LEARNED ? "+ pos_embed" : "+ pos_embed (fixed)", x, pos_params, 0);
+    total += pos_params;
+
+    for (int i = 0; i < c->depth && x; i++) {
+        x = vg_vit_block_forward(m, i, x, false, NULL, NULL);
+        int64_t bp = 0;
+        vg_vit_block *b = &m->blocks[i];
+        const vg_tensor *ts[] = {b->norm1.weight, b->norm1.bias, b->attn.qkv.weight, b->attn.qkv.bias,
+                                 b->attn.proj.weight, b->attn.proj.bias, b->norm2.weight, b->norm2.bias,
+                                 b->fc1.weight, b->fc1.bias, b->fc2.weight, b->fc2.bias};
+        for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++) bp += numel_or0(ts[k]);
+        snprintf(label, sizeof label, "blocks.%d", i);
+        row(f, label, x, bp, B * block_flops(c)); total += bp; total_flops += B * block_flops(c);
+    }
+    x = vg_layernorm_fn(x, m->norm.weight, m->norm.bias, c->norm_eps);
+    int64_t nn_ = numel_or0(m->norm.weight) + numel_or0(m->norm.bias);
+    row(f, "norm", x, nn_, 0); total += nn_;
+    x = vg_vit_pool_tokens(m, x);
+    row(f, c->pool == VG_VIT_POOL_CLS ? "pooled (cls token)" : "pooled (mean of patches)", x, 0, 0);
+    x = vg_linear_fn(x, m->head.weight, m->head.bias);
+    int64_t hp = numel_or0(m->head.weight) + numel_or0(m->head.bias);
+    row(f, "head (logits)", x, hp, B * head_flops(c)); total += hp; total_flops += B * head_flops(c);
+    if (x) {
+        fprintf(f, "  %-26s %-22s %12lld %14.4g\n", "total", "", (long long)total, total_flops);
+        fprintf(f, "  trainable parameters %lld; forward %.4g GFLOP/image, training ≈ 3× = %.4g GFLOP/image\n",
+                (long long)total, vg_vit_forward_flops(c) / 1e9, vg_vit_train_flops(c) / 1e9);
+        ok = true;
+    } else {
+        fprintf(f, "  trace failed: %s\n", vg_error());
+    }
+    vg_no_grad_end();
+    vg_arena_release(mk);
+    return ok;
+}

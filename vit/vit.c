@@ -1,0 +1,278 @@
+/* vit.c — the Vision Transformer: config checks, timm init, named parameters, forward.
+ * The forward is written out with functional ops so the whole model reads in one screen. */
+#include "vit.h"
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ config */
+vg_vit_config vg_vit_config_default(void) {
+    return (vg_vit_config){
+        .img_size = 32, .patch_size = 4, .in_chans = 3, .num_classes = 10,
+        .embed_dim = 192, .depth = 6, .num_heads = 3, .mlp_ratio = 4.0, .qkv_bias = true,
+        .drop_rate = 0.0, .attn_drop_rate = 0.0,
+        .pool = VG_VIT_POOL_CLS, .pos_embed = VG_VIT_POS_LEARNED, .norm_eps = 1e-6,
+    };
+}
+
+int vg_vit_hidden_dim(const vg_vit_config *c) { return (int)(c->embed_dim * c->mlp_ratio); }
+int vg_vit_num_patches(const vg_vit_config *c) {
+    int g = c->img_size / c->patch_size;
+    return g * g;
+}
+
+bool vg_vit_config_check(const vg_vit_config *c) {
+    if (!c) { vg_set_error("vit: config is NULL"); return false; }
+    if (c->img_size <= 0 || c->patch_size <= 0 || c->in_chans <= 0 || c->num_classes <= 0 ||
+        c->embed_dim <= 0 || c->depth <= 0 || c->num_heads <= 0 || c->mlp_ratio <= 0) {
+        vg_set_error("vit: sizes must be positive (img %d patch %d chans %d classes %d dim %d depth %d heads %d mlp_ratio %g)",
+                     c->img_size, c->patch_size, c->in_chans, c->num_classes, c->embed_dim, c->depth,
+                     c->num_heads, c->mlp_ratio);
+        return false;
+    }
+    if (c->img_size % c->patch_size) {
+        vg_set_error("vit: image size %d is not a multiple of the patch size %d", c->img_size, c->patch_size);
+        return false;
+    }
+    if (c->embed_dim % c->num_heads) {
+        vg_set_error("vit: embed_dim %d is not divisible by num_heads %d", c->embed_dim, c->num_heads);
+        return false;
+    }
+    if (c->pos_embed == VG_VIT_POS_SINCOS2D && c->embed_dim % 4) {
+        vg_set_error("vit: sincos2d position embedding needs embed_dim %% 4 == 0 (got %d)", c->embed_dim);
+        return false;
+    }
+    if (vg_vit_hidden_dim(c) <= 0) { vg_set_error("vit: MLP hidden size is 0"); return false; }
+    if (c->drop_rate < 0 || c->drop_rate >= 1 || c->attn_drop_rate < 0 || c->attn_drop_rate >= 1) {
+        vg_set_error("vit: dropout rates must be in [0, 1) (drop %g, attn_drop %g)", c->drop_rate, c->attn_drop_rate);
+        return false;
+    }
+    return true;
+}
+
+int64_t vg_vit_param_count(const vg_vit_config *c) {
+    int64_t D = c->embed_dim, H = vg_vit_hidden_dim(c), P = c->patch_size, N = vg_vit_num_patches(c);
+    int64_t patch = D * c->in_chans * P * P + D;
+    int64_t block = 2 * D                                   /* norm1 */
+                  + 3 * D * D + (c->qkv_bias ? 3 * D : 0)  /* attn.qkv */
+                  + D * D + D                               /* attn.proj */
+                  + 2 * D                                   /* norm2 */
+                  + H * D + H + D * H + D;                  /* mlp.fc1, mlp.fc2 */
+    return patch + D /* cls */ + (N + 1) * D /* pos */ + c->depth * block + 2 * D /* norm */
+         + D * c->num_classes + c->num_classes;
+}
+
+/* ------------------------------------------------------------------ parameters, by name */
+typedef struct {
+    vg_tensor ***slots; char (*names)[128]; bool *wd;
+    int max, n;
+} slot_list;
+
+static void put(slot_list *l, vg_tensor **slot, bool wd, const char *fmt, int i) {
+    if (!*slot) return;                         /* e.g. qkv without bias */
+    if (l->n < l->max) {
+        if (l->slots) l->slots[l->n] = slot;
+        if (l->names) snprintf(l->names[l->n], 128, fmt, i);
+        if (l->wd) l->wd[l->n] = wd;
+    }
+    l->n++;
+}
+
+/* timm's state_dict order: the model's own parameters first, then its submodules in order */
+int vg_vit_slots(vg_vit *m, bool trainable_only, vg_tensor ***slots, char (*names)[128],
+                 bool *weight_decay, int max) {
+    slot_list l = {slots, names, weight_decay, max, 0};
+    put(&l, &m->cls_token, false, "cls_token", 0);
+    if (!trainable_only || m->cfg.pos_embed == VG_VIT_POS_LEARNED) put(&l, &m->pos_embed, false, "pos_embed", 0);
+    put(&l, &m->patch_embed.weight, true, "patch_embed.proj.weight", 0);
+    put(&l, &m->patch_embed.bias, false, "patch_embed.proj.bias", 0);
+    for (int i = 0; m->blocks && i < m->cfg.depth; i++) {
+        vg_vit_block *b = &m->blocks[i];
+        put(&l, &b->norm1.weight, false, "blocks.%d.norm1.weight", i);
+        put(&l, &b->norm1.bias, false, "blocks.%d.norm1.bias", i);
+        put(&l, &b->attn.qkv.weight, true, "blocks.%d.attn.qkv.weight", i);
+        put(&l, &b->attn.qkv.bias, false, "blocks.%d.attn.qkv.bias", i);
+        put(&l, &b->attn.proj.weight, true, "blocks.%d.attn.proj.weight", i);
+        put(&l, &b->attn.proj.bias, false, "blocks.%d.attn.proj.bias", i);
+        put(&l, &b->norm2.weight, false, "blocks.%d.norm2.weight", i);
+        put(&l, &b->norm2.bias, false, "blocks.%d.norm2.bias", i);
+        put(&l, &b->fc1.weight, true, "blocks.%d.mlp.fc1.weight", i);
+        put(&l, &b->fc1.bias, false, "blocks.%d.mlp.fc1.bias", i);
+        put(&l, &b->fc2.weight, true, "blocks.%d.mlp.fc2.weight", i);
+        put(&l, &b->fc2.bias, false, "blocks.%d.mlp.fc2.bias", i);
+    }
+    put(&l, &m->norm.weight, false, "norm.weight", 0);
+    put(&l, &m->norm.bias, false, "norm.bias", 0);
+    put(&l, &m->head.weight, true, "head.weight", 0);
+    put(&l, &m->head.bias, false, "head.bias", 0);
+    return l.n;
+}
+
+static void add_all(vg_vit *m, vg_params *p, bool trainable_only) {
+    int n = vg_vit_slots(m, trainable_only, NULL, NULL, NULL, 0);
+    vg_tensor ***slots = malloc(sizeof *slots * (size_t)n);
+    char (*names)[128] = malloc(sizeof *names * (size_t)n);
+    bool *wd = malloc(sizeof *wd * (size_t)n);
+    if (slots && names && wd) {
+        vg_vit_slots(m, trainable_only, slots, names, wd, n);
+        for (int i = 0; i < n; i++) vg_params_add(p, NULL, names[i], *slots[i], wd[i]);
+    }
+    free(slots); free(names); free(wd);
+}
+void vg_vit_params(vg_vit *m, vg_params *p) { add_all(m, p, true); }
+void vg_vit_state(vg_vit *m, vg_params *p) { add_all(m, p, false); }
+
+/* ------------------------------------------------------------------ init */
+/* timm's init_weights_vit_timm for a Linear: trunc-normal std .02, bias zero */
+static void init_linear_timm(vg_linear *l, vg_rng *rng) {
+    vg_init_trunc_normal(l->weight, rng, 0.02);
+    if (l->bias) vg_init_constant(l->bias, 0.0);
+}
+
+bool vg_vit_init(vg_vit *m, const vg_vit_config *cfg, vg_rng *rng) {
+    memset(m, 0, sizeof *m);
+    if (!vg_vit_config_check(cfg)) return false;
+    m->cfg = *cfg;
+    const int D = cfg->embed_dim, hidden = vg_vit_hidden_dim(cfg);
+    m->grid_h = m->grid_w = cfg->img_size / cfg->patch_size;
+    const int64_t T = 1 + (int64_t)m->grid_h * m->grid_w;
+
+    vg_conv2d_init(&m->patch_embed, cfg->in_chans, D, cfg->patch_size, cfg->patch_size, 0, true, rng);
+    m->cls_token = vg_param(VG_DIMS(1, 1, D));
+    vg_init_normal(m->cls_token, rng, 1e-6);
+    if (cfg->pos_embed == VG_VIT_POS_LEARNED) {
+        m->pos_embed = vg_param(VG_DIMS(1, T, D));
+        vg_init_trunc_normal(m->pos_embed, rng, 0.02);
+    } else {
+        vg_arena_mark mk = vg_arena_get_mark();
+        m->pos_embed = vg_persist(vg_sincos_2d_pos_embed(D, m->grid_h, m->grid_w, true));
+        vg_arena_release(mk);
+        if (m->pos_embed) m->pos_embed->requires_grad = false;
+    }
+    m->blocks = calloc((size_t)cfg->depth, sizeof *m->blocks);
+    if (!m->blocks || !m->cls_token || !m->pos_embed) { vg_set_error("vit: out of memory"); vg_vit_free(m); return false; }
+    for (int i = 0; i < cfg->depth; i++) {
+        vg_vit_block *b = &m->blocks[i];
+        vg_layernorm_init(&b->norm1, D, cfg->norm_eps);
+        vg_mhsa_init(&b->attn, D, cfg->num_heads, cfg->qkv_bias, cfg->attn_drop_rate, cfg->drop_rate, rng);
+        vg_layernorm_init(&b->norm2, D, cfg->norm_eps);
+        vg_linear_init(&b->fc1, D, hidden, true, rng);
+        vg_linear_init(&b->fc2, hidden, D, true, rng);
+        init_linear_timm(&b->attn.qkv, rng);
+        init_linear_timm(&b->attn.proj, rng);
+        init_linear_timm(&b->fc1, rng);
+        init_linear_timm(&b->fc2, rng);
+    }
+    vg_layernorm_init(&m->norm, D, cfg->norm_eps);
+    vg_linear_init(&m->head, D, cfg->num_classes, true, rng);
+    init_linear_timm(&m->head, rng);
+
+    /* every slot must be allocated */
+    int n = vg_vit_slots(m, false, NULL, NULL, NULL, 0);
+    int expect = 4 + cfg->depth * (cfg->qkv_bias ? 12 : 11) + 4;
+    if (n != expect) { vg_set_error("vit: %d of %d tensors allocated", n, expect); vg_vit_free(m); return false; }
+    return true;
+}
+
+void vg_vit_free(vg_vit *m) {
+    if (!m) return;
+    if (m->blocks || m->cls_token) {
+        int n = vg_vit_slots(m, false, NULL, NULL, NULL, 0);
+        vg_tensor ***slots = malloc(sizeof *slots * (size_t)(n ? n : 1));
+        if (slots) {
+            vg_vit_slots(m, false, slots, NULL, NULL, n);
+            for (int i = 0; i < n; i++) { vg_tensor_free(*slots[i]); *slots[i] = NULL; }
+        }
+        free(slots);
+    }
+    free(m->blocks);
+    memset(m, 0, sizeof *m);
+}
+
+/* ------------------------------------------------------------------ forward */
+vg_tensor *vg_patchify(vg_tensor *image, int P) {
+    if (!image) return NULL;
+    if (image->ndim != 4 || P <= 0 || image->shape[2] % P || image->shape[3] % P) {
+        char s[64]; vg_shape_str(image, s, sizeof s);
+        vg_set_error("patchify: expected (B, C, H, W) with H, W multiples of %d, got %s", P, s);
+        return NULL;
+    }
+    int64_t B = image->shape[0], C = image->shape[1], h = image->shape[2] / P, w = image->shape[3] / P;
+    vg_tensor *x = vg_reshape(image, VG_DIMS(B, C, h, P, w, P));   /* (B, C, i, pi, j, pj) */
+    x = vg_permute(x, (const int[]){0, 2, 4, 1, 3, 5});             /* (B, i, j, C, pi, pj) */
+    return vg_reshape(x, VG_DIMS(B, h * w, C * P * P));
+}
+
+vg_tensor *vg_vit_patch_embed(vg_vit *m, vg_tensor *image) {
+    if (!image) return NULL;
+    const vg_vit_config *c = &m->cfg;
+    if (image->ndim != 4 || image->shape[1] != c->in_chans ||
+        image->shape[2] != (int64_t)m->grid_h * c->patch_size || image->shape[3] != (int64_t)m->grid_w * c->patch_size) {
+        char s[64]; vg_shape_str(image, s, sizeof s);
+        vg_set_error("vit: expected images (B, %d, %d, %d), got %s", c->in_chans,
+                     m->grid_h * c->patch_size, m->grid_w * c->patch_size, s);
+        return NULL;
+    }
+    vg_tensor *x = vg_conv2d_fn(image, m->patch_embed.weight, m->patch_embed.bias, c->patch_size, 0); /* (B, D, h, w) */
+    x = vg_flatten(x, 2, 3);                                                                     /* (B, D, N) */
+    return vg_transpose(x, 1, 2);                                                                /* (B, N, D) */
+}
+
+vg_tensor *vg_vit_embed_tokens(vg_tensor *tokens, vg_tensor *cls, vg_tensor *pos) {
+    if (!tokens || !cls || !pos) return NULL;
+    vg_tensor *c = vg_expand(cls, VG_DIMS(tokens->shape[0], -1, -1));   /* (B, 1, D) */
+    vg_tensor *x = vg_concat(2, (vg_tensor *[]){c, tokens}, 1);          /* (B, N+1, D) */
+    return vg_add(x, pos);
+}
+
+vg_tensor *vg_vit_block_forward(vg_vit *m, int i, vg_tensor *x, bool train, vg_rng *rng, vg_tensor **attn_out) {
+    const vg_vit_config *c = &m->cfg;
+    vg_vit_block *b = &m->blocks[i];
+    /* x + attn(norm1(x)) */
+    vg_tensor *h = vg_layernorm_fn(x, b->norm1.weight, b->norm1.bias, c->norm_eps);
+    h = vg_linear_fn(h, b->attn.qkv.weight, b->attn.qkv.bias);                  /* (B, T, 3D) */
+    h = vg_attention_fn(h, c->num_heads, c->attn_drop_rate, train, rng, attn_out); /* (B, T, D) */
+    h = vg_linear_fn(h, b->attn.proj.weight, b->attn.proj.bias);
+    h = vg_dropout_fn(h, c->drop_rate, train, rng);
+    x = vg_add(x, h);
+    /* x + mlp(norm2(x)), mlp = fc2(drop(gelu(fc1(·)))) then drop */
+    h = vg_layernorm_fn(x, b->norm2.weight, b->norm2.bias, c->norm_eps);
+    h = vg_linear_fn(h, b->fc1.weight, NULL);                                   /* (B, T, hidden) */
+    h = vg_bias_gelu_fn(h, b->fc1.bias);
+    h = vg_dropout_fn(h, c->drop_rate, train, rng);
+    h = vg_linear_fn(h, b->fc2.weight, b->fc2.bias);                            /* (B, T, D) */
+    h = vg_dropout_fn(h, c->drop_rate, train, rng);
+    return vg_add(x, h);
+}
+
+vg_tensor *vg_vit_forward_features(vg_vit *m, vg_tensor *image, bool train, vg_rng *rng) {
+    vg_tensor *x = vg_vit_patch_embed(m, image);                        /* (B, N, D) */
+    x = vg_vit_embed_tokens(x, m->cls_token, m->pos_embed);             /* (B, N+1, D) */
+    x = vg_dropout_fn(x, m->cfg.drop_rate, train, rng);
+    for (int i = 0; i < m->cfg.depth; i++) x = vg_vit_block_forward(m, i, x, train, rng, NULL);
+    return vg_layernorm_fn(x, m->norm.weight, m->norm.bias, m->cfg.norm_eps);
+}
+
+vg_tensor *vg_vit_pool_tokens(vg_vit *m, vg_tensor *x) {
+    if (!x) return NULL;
+    if (m->cfg.pool == VG_VIT_POOL_CLS) return vg_select(x, 1, 0);     /* (B, D) */
+    vg_tensor *patches = vg_narrow(x, 1, 1, x->shape[1] - 1);          /* (B, N, D) */
+    return vg_mean(patches, 1, (const int[]){1}, false);                /* (B, D) */
+}
+
+vg_tensor *vg_vit_forward(vg_vit *m, vg_tensor *image, bool train, vg_rng *rng) {
+    vg_tensor *x = vg_vit_forward_features(m, image, train, rng);
+    x = vg_vit_pool_tokens(m, x);
+    return vg_linear_fn(x, m->head.weight, m->head.bias);               /* (B, classes) */
+}
+
+vg_tensor *vg_l2_normalize(vg_tensor *x) {
+    if (!x) return NULL;
+    /* ‖x‖ = sqrt(Σx² + 1e-24): equal to F.normalize's max(‖x‖, 1e-12) except for near-zero rows,
+     * and differentiable everywhere */
+    vg_tensor *ss = vg_sum(vg_mul(x, x), 1, (const int[]){-1}, true);
+    return vg_mul(x, vg_rsqrt(vg_add_scalar(ss, 1e-24)));
+}
+
+vg_tensor *vg_vit_embed(vg_vit *m, vg_tensor *image) {
+    return vg_l2_normalize(vg_vit_pool_tokens(m, vg_vit_forward_features(m, image, false, NULL)));
+}

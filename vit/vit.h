@@ -1,0 +1,135 @@
+/* vit.h — the Vision Transformer (Dosovitskiy et al. 2021), timm's layout and names.
+ *
+ *   image (B, C, H, W)
+ *   → patch_embed: Conv2d(C, D, kernel = stride = P)          (B, D, H/P, W/P)
+ *   → flatten + transpose                                      (B, N, D),   N = (H/P)·(W/P)
+ *   → prepend cls_token, add pos_embed, dropout                (B, N+1, D)
+ *   → depth × Block: x + attn(norm1(x)); x + mlp(norm2(x))     (B, N+1, D)
+ *   → norm (LayerNorm, eps 1e-6)                               (B, N+1, D)
+ *   → pool: token 0 (cls) or the mean of tokens 1..N (mean)    (B, D)
+ *   → head: Linear(D, num_classes)                             (B, num_classes)
+ *
+ * Token order: row 0 is the CLS token, row 1 + i·(W/P) + j is patch (i, j) (row-major); a patch
+ * flattened as a vector is in (C, P, P) order — the order of the conv weight's last three dims.
+ * State-dict keys are timm's (cls_token, pos_embed, patch_embed.proj.*, blocks.{i}.…, norm.*,
+ * head.*), in timm's order, so weights move between vitgrad and timm unchanged. Mean pooling is
+ * timm's VisionTransformer(global_pool='avg', fc_norm=False): the final norm before pooling. */
+#ifndef VG_VIT_H
+#define VG_VIT_H
+#include <stdio.h>
+#include "nn/nn.h"
+
+typedef enum { VG_VIT_POOL_CLS = 0, VG_VIT_POOL_MEAN = 1 } vg_vit_pool;
+/* learned: a trained parameter (timm). sincos2d: MAE's fixed 2-D sin-cos table, not trained,
+ * not in vg_vit_params, but in vg_vit_state (saved as pos_embed in checkpoints). */
+typedef enum { VG_VIT_POS_LEARNED = 0, VG_VIT_POS_SINCOS2D = 1 } vg_vit_posembed;
+typedef enum { VG_INTERP_BILINEAR = 0, VG_INTERP_BICUBIC = 1 } vg_interp_mode;
+
+typedef struct {
+    int    img_size, patch_size, in_chans, num_classes;
+    int    embed_dim, depth, num_heads;
+    double mlp_ratio;           /* hidden = (int)(embed_dim · mlp_ratio); 4 in the paper */
+    bool   qkv_bias;
+    double drop_rate;           /* after pos-embed add, after GELU and fc2, after attn proj */
+    double attn_drop_rate;      /* on the attention weights */
+    vg_vit_pool     pool;
+    vg_vit_posembed pos_embed;
+    double norm_eps;            /* every LayerNorm; 1e-6 as timm's ViT */
+} vg_vit_config;
+
+/* defaults: mlp_ratio 4, qkv_bias, no dropout, cls pooling, learned pos_embed, eps 1e-6 */
+vg_vit_config vg_vit_config_default(void);
+/* "vit-tiny-cifar", "vit-micro-cifar", "vit-mnist", "vit-tiny-in64"; false if unknown */
+bool          vg_vit_preset(const char *name, vg_vit_config *out);
+extern const char *const vg_vit_preset_names[];            /* NULL-terminated */
+/* false (and vg_error() says why) if sizes do not divide, dims are odd, … */
+bool          vg_vit_config_check(const vg_vit_config *cfg);
+int           vg_vit_hidden_dim(const vg_vit_config *cfg);
+int           vg_vit_num_patches(const vg_vit_config *cfg); /* (img/P)² */
+/* scalars in the state dict (what PyTorch's sum(p.numel() for p in m.parameters()) counts) */
+int64_t       vg_vit_param_count(const vg_vit_config *cfg);
+
+typedef struct {
+    vg_layernorm norm1;
+    vg_mhsa      attn;          /* attn.qkv (3D, D), attn.proj (D, D) */
+    vg_layernorm norm2;
+    vg_linear    fc1, fc2;      /* mlp.fc1 (hidden, D), mlp.fc2 (D, hidden) */
+} vg_vit_block;
+
+typedef struct {
+    vg_vit_config cfg;
+    int           grid_h, grid_w;   /* patch grid; pos_embed has 1 + grid_h·grid_w rows */
+    vg_conv2d     patch_embed;      /* patch_embed.proj */
+    vg_tensor    *cls_token;        /* (1, 1, D) */
+    vg_tensor    *pos_embed;        /* (1, 1 + N, D); requires_grad only when learned */
+    vg_vit_block *blocks;           /* [depth] */
+    vg_layernorm  norm;
+    vg_linear     head;
+} vg_vit;
+
+/* Allocates every tensor (persistent) and initialises as timm: pos_embed trunc-normal .02 (or the
+ * sin-cos table), cls_token normal 1e-6, every Linear trunc-normal .02 with zero bias, LayerNorm
+ * ones/zeros, patch conv PyTorch's default. Returns false with vg_error() on a bad config. */
+bool vg_vit_init(vg_vit *m, const vg_vit_config *cfg, vg_rng *rng);
+void vg_vit_free(vg_vit *m);
+
+/* The model's tensors in timm's state-dict order, as slots (vg_tensor **) that may be read or
+ * replaced — e.g. by views of one flat vector (gradcheck) or by loaded tensors. Writes up to max
+ * entries (names may be NULL) and returns the total count. trainable_only skips a fixed pos_embed. */
+int  vg_vit_slots(vg_vit *m, bool trainable_only, vg_tensor ***slots, char (*names)[128],
+                  bool *weight_decay, int max);
+/* trainable parameters (for the optimizer): weight decay on ≥2-D weights only — not on biases,
+ * norms, pos_embed, cls_token */
+void vg_vit_params(vg_vit *m, vg_params *p);
+/* every tensor of the state dict (also a fixed sin-cos pos_embed) — what a checkpoint saves */
+void vg_vit_state(vg_vit *m, vg_params *p);
+
+/* ---- forward, in pieces (each differentiable; the pieces ./inspect shows) ---- */
+/* image (B, C, H, W) → (B, N, C·P·P): patches row-major, each flattened in (C, P, P) order */
+vg_tensor *vg_patchify(vg_tensor *image, int patch);
+/* Conv2d patch embedding → (B, N, D) */
+vg_tensor *vg_vit_patch_embed(vg_vit *m, vg_tensor *image);
+/* tokens (B, N, D), cls (1, 1, D), pos (1, N+1, D) → [cls; tokens] + pos (B, N+1, D) */
+vg_tensor *vg_vit_embed_tokens(vg_tensor *tokens, vg_tensor *cls, vg_tensor *pos);
+/* one pre-norm block (B, T, D) → (B, T, D); attn_out as vg_attention_fn */
+vg_tensor *vg_vit_block_forward(vg_vit *m, int i, vg_tensor *x, bool train, vg_rng *rng,
+                                vg_tensor **attn_out);
+/* everything up to and including the final norm → (B, N+1, D) */
+vg_tensor *vg_vit_forward_features(vg_vit *m, vg_tensor *image, bool train, vg_rng *rng);
+/* (B, N+1, D) → (B, D): token 0, or the mean of tokens 1..N */
+vg_tensor *vg_vit_pool_tokens(vg_vit *m, vg_tensor *features);
+/* image → logits (B, num_classes). rng is only used when train and some dropout rate > 0. */
+vg_tensor *vg_vit_forward(vg_vit *m, vg_tensor *image, bool train, vg_rng *rng);
+/* image → pooled features after the final norm, L2-normalised (every row has norm 1), (B, D):
+ * for retrieval / kNN. Eval mode (no dropout). */
+vg_tensor *vg_vit_embed(vg_vit *m, vg_tensor *image);
+/* rows of x (…, D) divided by sqrt(Σx² + 1e-24): F.normalize except on near-zero rows */
+vg_tensor *vg_l2_normalize(vg_tensor *x);
+
+/* ---- position embeddings (posembed.c) ---- */
+/* MAE's get_2d_sincos_pos_embed, generalised to grid_h × grid_w: (1, [1+] gh·gw, D), arena.
+ * Row 1 + i·gw + j: the first D/2 dims encode the column j, the last D/2 the row i, each half
+ * [sin(p·ω_k) for k < D/4, cos(p·ω_k) for k < D/4], ω_k = 10000^(−k/(D/4)). CLS row zeros.
+ * D must be a multiple of 4. */
+vg_tensor *vg_sincos_2d_pos_embed(int dim, int grid_h, int grid_w, bool cls_row);
+/* Resize an image-like grid: src (C, h, w) values → dst (C, H, W), as PyTorch's F.interpolate
+ * with align_corners=False (bicubic: A = −0.75, indices clamped at the border). No graph. */
+void vg_interpolate_2d(const real *src, int channels, int h, int w, real *dst, int H, int W,
+                       vg_interp_mode mode);
+/* pos (1, 1 + h·w, D) → (1, 1 + H·W, D): CLS row kept, the rest resized on its grid. No graph. */
+vg_tensor *vg_resize_pos_embed(const vg_tensor *pos, int h, int w, int H, int W, vg_interp_mode mode);
+/* Adapt a model to a new image size in place: pos_embed is resized (interpolated, learned or
+ * sin-cos alike) and replaced by a new persistent tensor; cfg.img_size and the grid updated.
+ * Any vg_params list taken before (and optimizer state) must be rebuilt. */
+bool vg_vit_set_img_size(vg_vit *m, int img_size, vg_interp_mode mode);
+
+/* ---- cost model (trace.c) ---- */
+/* forward FLOPs per image: 2 × multiply-adds of the conv, every Linear and attention's two
+ * matmuls (QKᵀ and AV); elementwise ops (norm, softmax, GELU) not counted */
+double vg_vit_forward_flops(const vg_vit_config *cfg);
+/* training FLOPs per image: forward + backward ≈ 3 × forward */
+double vg_vit_train_flops(const vg_vit_config *cfg);
+/* Run one eval forward on a zero batch of B images and print the shape-flow table: stage,
+ * output shape, parameters, forward FLOPs (per batch). Returns false on error. */
+bool vg_vit_trace(vg_vit *m, int batch, FILE *out);
+#endif
