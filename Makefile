@@ -13,7 +13,7 @@ CFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) $(ARCH) -fopenmp $(WARN) -I. $(EXTRA_CF
 LDLIBS  := -fopenmp -lstb -lpng -lz -lm -lpthread $(EXTRA_LDFLAGS)
 B       ?= build
 
-LIB_DIRS := tensor autograd nn vit data
+LIB_DIRS := tensor autograd nn vit data optim checkpoint
 LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
 TEST_SRC := $(wildcard tests/test_*.c) tests/test_main.c
 GC_SRC   := $(wildcard tools/gradcheck*.c)
@@ -23,9 +23,9 @@ OBJ32 := $(LIB_SRC:%.c=$(B)/f32/%.o)
 OBJ64 := $(LIB_SRC:%.c=$(B)/f64/%.o)
 HDRS  := $(wildcard */*.h) $(wildcard *.h)
 
-PROGRAMS := gradcheck $(if $(wildcard train.c),train) $(if $(INSPECT_SRC),inspect)
+PROGRAMS := gradcheck train-binary $(if $(INSPECT_SRC),inspect)
 
-.PHONY: all test asan train-fashion reference bench data clean plot
+.PHONY: all test asan train-binary train-fashion reference bench data clean plot
 all: $(PROGRAMS)
 
 $(B)/f32/%.o: %.c $(HDRS)
@@ -40,8 +40,6 @@ $(B)/libvitgrad.a: $(OBJ32)
 $(B)/libvitgrad64.a: $(OBJ64)
 	@rm -f $@; ar rcs $@ $^
 
-train: $(B)/f32/train.o $(B)/libvitgrad.a
-	$(CC) $^ -o $@ $(LDLIBS)
 gradcheck: $(GC_SRC:%.c=$(B)/f64/%.o) $(B)/libvitgrad64.a
 	$(CC) $^ -o $@ $(LDLIBS)
 inspect: $(INSPECT_SRC:%.c=$(B)/f32/%.o) $(B)/libvitgrad.a
@@ -58,6 +56,32 @@ asan:
 	$(MAKE) B=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
 	  EXTRA_LDFLAGS="-fsanitize=address,undefined" test
+
+# ---- the main job: train the default model on CIFAR-10 (finds or downloads the data first)
+CIFAR_DIR = $(firstword $(foreach d,$(CIFAR10_DIR) data/cifar-10-batches-bin ../shared/data/cifar-10-batches-bin,$(if $(wildcard $(d)/test_batch.bin),$(d))))
+TRAIN_FLAGS ?= --model vit-tiny-cifar --epochs 30 --batch 128 --lr 1e-3 --wd 0.05 --warmup 3e --label-smoothing 0.1 --out runs/cifar10
+.PHONY: train
+train: train-binary
+	@dir="$(CIFAR_DIR)"; if [ -z "$$dir" ]; then $(MAKE) data && dir=data/cifar-10-batches-bin; fi; \
+	echo "CIFAR-10 from $$dir"; ./train --dataset cifar10 --data "$$dir" $(TRAIN_FLAGS)
+train-binary: $(B)/f32/train.o $(B)/libvitgrad.a
+	$(CC) $^ -o train $(LDLIBS)
+train-fashion: train-binary
+	./train --dataset fashion-mnist --model vit-mnist --epochs 5 --lr 2e-3 --warmup 1e --out runs/fashion-mnist
+data:
+	sh data/download_cifar10.sh
+
+reference:
+	/usr/bin/python3 tests/reference/safetensors_io.py
+	/usr/bin/python3 tests/reference/make_nn_reference.py
+	/usr/bin/python3 tests/reference/make_vit_reference.py
+	/usr/bin/python3 tests/reference/make_train_reference.py
+
+# ---- benchmarks (not tests)
+$(B)/gemm_bench: bench/gemm_bench.c tensor/gemm.c tensor/gemm.h
+	$(CC) $(CFLAGS) bench/gemm_bench.c tensor/gemm.c -o $@ -lopenblas -lm
+bench: train-binary $(B)/gemm_bench
+	bash bench/run.sh $(B)
 
 clean:
 	rm -rf build build-asan train gradcheck inspect

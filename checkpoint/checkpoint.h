@@ -1,0 +1,38 @@
+/* checkpoint.h — model weights and training state as a safetensors pair, switched atomically.
+ *
+ * Layout of an output directory:
+ *   OUT/checkpoints/step-00000500/model.safetensors        weights only, timm state-dict keys
+ *   OUT/checkpoints/step-00000500/train_state.safetensors  AdamW moments, step, RNG, loader, config
+ *   OUT/latest -> checkpoints/step-00000500                the current pair (a symlink)
+ *   OUT/model.safetensors -> latest/model.safetensors      what users load (also train_state)
+ * Both files of a new step are written (temp file, fsync, rename) into a fresh directory, which is
+ * fsynced; then `latest` is replaced by one rename(2) and OUT is fsynced. A crash at any moment
+ * leaves `latest` on a complete, matching pair: the old one or the new one. */
+#ifndef VG_CHECKPOINT_H
+#define VG_CHECKPOINT_H
+#include "nn/nn.h"
+#include "tensor/safetensors.h"
+
+/* Write the pair for `step`, switch `latest` to it, and delete step directories older than the
+ * previous one. Test hook: env VG_CKPT_CRASH_BEFORE_SWITCH=1 returns an error just before the
+ * switch, as a crash there would. */
+int vg_checkpoint_save(const char *out_dir, int64_t step, const vg_st_writer *model,
+                       const vg_st_writer *state, char *err, size_t errlen);
+
+/* --resume / --init argument → the two file paths. `path` may be an OUT directory (uses latest/),
+ * a step directory holding the two files, or a model/train_state .safetensors file (its sibling is
+ * the other). state_path may come back empty when only a model file exists. */
+int vg_checkpoint_resolve(const char *path, char *model_path, char *state_path, size_t n,
+                          char *err, size_t errlen);
+
+/* Every parameter into a writer under its dotted name (F32 in the normal build). The writer keeps
+ * pointers to the parameter data: write before changing them. */
+int vg_params_to_writer(const vg_params *p, vg_st_writer *w, char *err, size_t errlen);
+
+/* Copy tensors named `prefix + param name` from f into the parameters. Every parameter must be
+ * present with the same shape (else an error naming it); when strict, keys of f that start with
+ * prefix but match no parameter are an error too. Parameters listed in `skip` (NULL-terminated,
+ * may be NULL) are left alone (e.g. pos_embed when it is resized separately). */
+int vg_params_load(const vg_params *p, const vg_st_file *f, const char *prefix, bool strict,
+                   const char *const *skip, char *err, size_t errlen);
+#endif

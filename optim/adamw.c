@@ -1,0 +1,87 @@
+/* adamw.c — AdamW, one vectorised pass per parameter tensor (OpenMP over elements: each element
+ * is updated by exactly one thread, so results do not depend on the thread count). */
+#include "optim.h"
+#include <math.h>
+#include <stdlib.h>
+
+vg_adamw *vg_adamw_new(const vg_params *params, double weight_decay) {
+    vg_adamw *o = calloc(1, sizeof *o);
+    o->beta1 = 0.9; o->beta2 = 0.999; o->eps = 1e-8; o->weight_decay = weight_decay;
+    o->params = params;
+    o->exp_avg = calloc((size_t)params->n, sizeof *o->exp_avg);
+    o->exp_avg_sq = calloc((size_t)params->n, sizeof *o->exp_avg_sq);
+    for (int i = 0; i < params->n; i++) {
+        vg_tensor *p = params->items[i].tensor;
+        o->exp_avg[i] = vg_persistent_zeros(p->ndim, p->shape);
+        o->exp_avg_sq[i] = vg_persistent_zeros(p->ndim, p->shape);
+    }
+    return o;
+}
+
+void vg_adamw_step(vg_adamw *o, double lr) {
+    o->step++;
+    /* scalars computed in double, as PyTorch does in Python, then used in the element type */
+    double bc1 = 1.0 - pow(o->beta1, (double)o->step);
+    double bc2_sqrt = sqrt(1.0 - pow(o->beta2, (double)o->step));
+    const real step_size = (real)(lr / bc1), bc2_sqrt_r = (real)bc2_sqrt;
+    const real b1 = (real)o->beta1, b2 = (real)o->beta2, eps = (real)o->eps;
+    const real one_minus_b1 = (real)(1.0 - o->beta1), one_minus_b2 = (real)(1.0 - o->beta2);
+    for (int i = 0; i < o->params->n; i++) {
+        const vg_param_entry *e = &o->params->items[i];
+        vg_tensor *pt = e->tensor;
+        if (!pt->grad) continue;                      /* unused parameter: PyTorch skips it too */
+        real *p = vg_data(pt), *g = vg_data(pt->grad);
+        real *m = vg_data(o->exp_avg[i]), *v = vg_data(o->exp_avg_sq[i]);
+        const real decay = (real)(1.0 - lr * (e->weight_decay ? o->weight_decay : 0.0));
+        int64_t n = vg_numel(pt);
+        #pragma omp parallel for schedule(static) if (n > 32768)
+        for (int64_t k = 0; k < n; k++) {
+            p[k] *= decay;
+            m[k] = m[k] * b1 + one_minus_b1 * g[k];
+            v[k] = v[k] * b2 + one_minus_b2 * g[k] * g[k];
+            real denom = (real)sqrt(v[k]) / bc2_sqrt_r + eps;
+            p[k] = p[k] - step_size * (m[k] / denom);
+        }
+    }
+}
+
+void vg_adamw_free(vg_adamw *o) {
+    if (!o) return;
+    for (int i = 0; i < o->params->n; i++) { vg_tensor_free(o->exp_avg[i]); vg_tensor_free(o->exp_avg_sq[i]); }
+    free(o->exp_avg); free(o->exp_avg_sq); free(o);
+}
+
+double vg_clip_grad_norm(const vg_params *params, double max_norm) {
+    double total_sq = 0;
+    for (int i = 0; i < params->n; i++) {             /* fixed order: deterministic */
+        vg_tensor *g = params->items[i].tensor->grad;
+        if (!g) continue;
+        const real *gp = vg_data(g);
+        double s = 0;
+        for (int64_t k = 0, n = vg_numel(g); k < n; k++) s += (double)gp[k] * (double)gp[k];
+        total_sq += s;
+    }
+    double total = sqrt(total_sq);
+    if (max_norm > 0) {
+        double coef = max_norm / (total + 1e-6);
+        if (coef < 1.0) {
+            for (int i = 0; i < params->n; i++) {
+                vg_tensor *g = params->items[i].tensor->grad;
+                if (!g) continue;
+                real *gp = vg_data(g);
+                for (int64_t k = 0, n = vg_numel(g); k < n; k++) gp[k] *= (real)coef;
+            }
+        }
+    }
+    return total;
+}
+
+double vg_lr_at(const vg_lr_schedule *s, int64_t step) {
+    if (s->warmup_steps > 0 && step < s->warmup_steps)
+        return s->base_lr * (double)(step + 1) / (double)s->warmup_steps;
+    int64_t decay_steps = s->total_steps - s->warmup_steps;
+    if (decay_steps <= 0) return s->base_lr;
+    double progress = (double)(step - s->warmup_steps) / (double)decay_steps;
+    if (progress > 1) progress = 1;
+    return s->min_lr + 0.5 * (s->base_lr - s->min_lr) * (1.0 + cos(3.14159265358979323846 * progress));
+}
