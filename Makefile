@@ -71,6 +71,11 @@ train-fashion: train-binary
 data:
 	sh data/download_cifar10.sh
 
+# loss/accuracy curves of a run: make plot OUT=runs/cifar10 → OUT/curves.png
+OUT ?= runs/last
+plot: inspect
+	./inspect plot --csv $(OUT)/metrics.csv --out $(OUT)/curves.png
+
 reference:
 	/usr/bin/python3 tests/reference/safetensors_io.py
 	/usr/bin/python3 tests/reference/make_nn_reference.py
