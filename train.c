@@ -6,6 +6,7 @@
  * AdamW moments, step, the dropout RNG and the loader position, so a resumed run continues with
  * exactly the same numbers as an uninterrupted one. */
 #include "checkpoint/checkpoint.h"
+#include "checkpoint/model_meta.h"
 #include "data/data.h"
 #include "optim/optim.h"
 #include "vit/vit.h"
@@ -30,7 +31,8 @@ typedef struct {
     int epochs; int64_t steps;
     int batch;
     double lr, wd, min_lr, label_smoothing, clip;
-    double warmup; bool warmup_in_steps;
+    double warmup;               /* < 0: default (10% of training) */
+    enum { UNIT_DEFAULT, UNIT_STEPS, UNIT_EPOCHS } warmup_unit;
     int64_t eval_every, save_every, log_every; bool every_in_steps;
     uint64_t seed;
     int threads, loader_threads;
@@ -166,11 +168,12 @@ static options parse_args(int argc, char **argv) {
         else if (FLAG("--min-lr")) o.min_lr = parse_real(f, v, 0, 10);
         else if (FLAG("--label-smoothing")) o.label_smoothing = parse_real(f, v, 0, 0.999);
         else if (FLAG("--clip")) o.clip = parse_real(f, v, 0, 1e9);
-        else if (FLAG("--warmup")) {
+        else if (FLAG("--warmup")) {             /* N, Ns (steps) or Ne (epochs) */
             char buf[64]; snprintf(buf, sizeof buf, "%s", v);
             size_t n = strlen(buf);
-            if (n && (buf[n - 1] == 's' || buf[n - 1] == 'e')) { o.warmup_in_steps = buf[n - 1] == 's'; buf[n - 1] = 0; o.warmup = parse_real(f, buf, 0, 1e12); o.warmup_in_steps |= 0; if (v[n - 1] == 'e') o.warmup = -o.warmup - 2; }
-            else o.warmup = parse_real(f, buf, 0, 1e12);
+            o.warmup_unit = UNIT_DEFAULT;
+            if (n && (buf[n - 1] == 's' || buf[n - 1] == 'e')) { o.warmup_unit = buf[n - 1] == 's' ? UNIT_STEPS : UNIT_EPOCHS; buf[n - 1] = 0; }
+            o.warmup = parse_real(f, buf, 0, 1e12);
         }
         else if (FLAG("--seed")) o.seed = (uint64_t)parse_int(f, v, 0, INT64_MAX);
         else if (FLAG("--threads")) o.threads = (int)parse_int(f, v, 1, 1024);
@@ -265,39 +268,6 @@ static vg_tensor *batch_tensor(const vg_batch *b) {
 }
 
 /* ------------------------------------------------------------------ the model config as metadata */
-static void config_to_meta(const vg_vit_config *c, vg_st_writer *w, char *err) {
-    char v[64];
-    #define META_I(key, x) (snprintf(v, sizeof v, "%d", (int)(x)), vg_st_writer_meta(w, "model." key, v, err, ERRLEN))
-    #define META_D(key, x) (snprintf(v, sizeof v, "%.17g", (double)(x)), vg_st_writer_meta(w, "model." key, v, err, ERRLEN))
-    META_I("img_size", c->img_size); META_I("patch_size", c->patch_size); META_I("in_chans", c->in_chans);
-    META_I("num_classes", c->num_classes); META_I("embed_dim", c->embed_dim); META_I("depth", c->depth);
-    META_I("num_heads", c->num_heads); META_D("mlp_ratio", c->mlp_ratio); META_I("qkv_bias", c->qkv_bias);
-    META_D("drop_rate", c->drop_rate); META_D("attn_drop_rate", c->attn_drop_rate);
-    vg_st_writer_meta(w, "model.pool", c->pool == VG_VIT_POOL_MEAN ? "mean" : "cls", err, ERRLEN);
-    vg_st_writer_meta(w, "model.pos_embed", c->pos_embed == VG_VIT_POS_SINCOS2D ? "sincos2d" : "learned", err, ERRLEN);
-    META_D("norm_eps", c->norm_eps);
-    #undef META_I
-    #undef META_D
-}
-
-/* read back what config_to_meta wrote; missing keys keep the value in *c */
-static int config_from_meta(const vg_st_file *f, vg_vit_config *c, const char *path, char *err) {
-    const char *v;
-    #define GET_I(key, field) if ((v = vg_st_meta(f, "model." key))) c->field = atoi(v)
-    #define GET_D(key, field) if ((v = vg_st_meta(f, "model." key))) c->field = strtod(v, NULL)
-    if (!vg_st_meta(f, "model.embed_dim")) { snprintf(err, ERRLEN, "%s: no model configuration in its metadata (not written by vitgrad?)", path); return -1; }
-    GET_I("img_size", img_size); GET_I("patch_size", patch_size); GET_I("in_chans", in_chans);
-    GET_I("num_classes", num_classes); GET_I("embed_dim", embed_dim); GET_I("depth", depth);
-    GET_I("num_heads", num_heads); GET_D("mlp_ratio", mlp_ratio); GET_I("qkv_bias", qkv_bias);
-    GET_D("drop_rate", drop_rate); GET_D("attn_drop_rate", attn_drop_rate); GET_D("norm_eps", norm_eps);
-    if ((v = vg_st_meta(f, "model.pool"))) c->pool = !strcmp(v, "mean") ? VG_VIT_POOL_MEAN : VG_VIT_POOL_CLS;
-    if ((v = vg_st_meta(f, "model.pos_embed"))) c->pos_embed = !strcmp(v, "sincos2d") ? VG_VIT_POS_SINCOS2D : VG_VIT_POS_LEARNED;
-    #undef GET_I
-    #undef GET_D
-    if (!vg_vit_config_check(c)) { snprintf(err, ERRLEN, "%s: invalid model configuration in metadata: %s", path, vg_error()); return -1; }
-    return 0;
-}
-
 /* ------------------------------------------------------------------ training state */
 typedef struct {
     vg_vit model;
@@ -322,7 +292,7 @@ static int save_checkpoint(trainer *t, const options *o, vg_loader *loader, doub
     rng_to_i64(&ls.rng, lrng);
     lpos[0] = (int64_t)ls.epoch; lpos[1] = (int64_t)ls.index;
     if (vg_params_to_writer(&t->state_dict, mw, err, ERRLEN)) goto done;
-    config_to_meta(&t->model.cfg, mw, err);
+    vg_vit_config_to_meta(&t->model.cfg, mw, err, ERRLEN);
     vg_st_writer_meta(mw, "format", "pt", err, ERRLEN);       /* what timm/HF tooling expects */
     for (int i = 0; i < t->params.n; i++) {
         char name[200];
@@ -337,7 +307,7 @@ static int save_checkpoint(trainer *t, const options *o, vg_loader *loader, doub
         vg_st_writer_add(sw, "state.dropout_rng", VG_ST_I64, 1, &four, rng, 32, err, ERRLEN) ||
         vg_st_writer_add(sw, "loader.position", VG_ST_I64, 1, &two, lpos, 16, err, ERRLEN) ||
         vg_st_writer_add(sw, "loader.rng", VG_ST_I64, 1, &four, lrng, 32, err, ERRLEN)) goto done;
-    config_to_meta(&t->model.cfg, sw, err);
+    vg_vit_config_to_meta(&t->model.cfg, sw, err, ERRLEN);
     vg_st_writer_meta(sw, "format", "vitgrad-train-state/1", err, ERRLEN);
     snprintf(v, sizeof v, "%.6f", wall); vg_st_writer_meta(sw, "wall_time", v, err, ERRLEN);
     snprintf(v, sizeof v, "%llu", (unsigned long long)o->seed); vg_st_writer_meta(sw, "seed", v, err, ERRLEN);
@@ -572,7 +542,7 @@ int main(int argc, char **argv) {
         if (o.resume) {
             if (!state_path[0]) { fprintf(stderr, "train: --resume %s: no train_state.safetensors next to %s\n", p, model_path); return 1; }
             vg_st_file *f = vg_st_open(state_path, err, sizeof err);
-            if (!f || config_from_meta(f, &o.vit, state_path, err)) { fprintf(stderr, "train: %s\n", err); vg_st_close(f); return 1; }
+            if (!f || vg_vit_config_from_meta(f, &o.vit, state_path, err, ERRLEN)) { fprintf(stderr, "train: %s\n", err); vg_st_close(f); return 1; }
             vg_st_close(f);
         }
     }
@@ -618,11 +588,11 @@ int main(int argc, char **argv) {
     int64_t per_epoch = vg_loader_batches_per_epoch(loader);
     if (per_epoch < 1) { fprintf(stderr, "train: %s: %d training images is less than one batch of %d\n", dir, train->n, o.batch); return 1; }
     int64_t total = o.steps > 0 ? o.steps : per_epoch * o.epochs;
-    /* --warmup: a negative value encodes an explicit 'e' suffix (see parse_args) */
+    /* --warmup counts epochs when training by --epochs, steps with --steps, unless a suffix says */
     int64_t warmup;
-    if (o.warmup < -1) warmup = (int64_t)llround((-o.warmup - 2) * (double)per_epoch);
-    else if (o.warmup < 0) warmup = total / 10;
-    else warmup = o.warmup_in_steps || o.steps > 0 ? (int64_t)llround(o.warmup) : (int64_t)llround(o.warmup * (double)per_epoch);
+    bool warmup_epochs = o.warmup_unit == UNIT_EPOCHS || (o.warmup_unit == UNIT_DEFAULT && o.steps == 0);
+    if (o.warmup < 0) warmup = total / 10;
+    else warmup = (int64_t)llround(warmup_epochs ? o.warmup * (double)per_epoch : o.warmup);
     vg_lr_schedule sched = {o.lr, o.min_lr, warmup, total};
     int64_t unit = o.every_in_steps ? 1 : per_epoch;       /* --eval-every / --save-every unit */
 
