@@ -25,7 +25,7 @@ HDRS  := $(wildcard */*.h) $(wildcard *.h)
 
 PROGRAMS := gradcheck train-binary $(if $(INSPECT_SRC),inspect)
 
-.PHONY: all test asan train-binary train-fashion reference bench data clean plot
+.PHONY: all test asan train-binary train-fashion reference bench data clean plot check-pytorch
 all: $(PROGRAMS)
 
 $(B)/f32/%.o: %.c $(HDRS)
@@ -75,6 +75,13 @@ data:
 OUT ?= runs/last
 plot: inspect
 	./inspect plot --csv $(OUT)/metrics.csv --out $(OUT)/curves.png
+
+# a checkpoint from ./train loads into PyTorch (strict) and gives the same logits (needs python3-torch)
+$(B)/vit_logits: $(B)/f32/tests/tools/vit_logits.o $(B)/libvitgrad.a
+	$(CC) $^ -o $@ $(LDLIBS)
+CKPT ?= runs/last/model.safetensors
+check-pytorch: $(B)/vit_logits
+	/usr/bin/python3 tests/reference/check_checkpoint_in_pytorch.py $(CKPT) $(B)/vit_logits
 
 reference:
 	/usr/bin/python3 tests/reference/safetensors_io.py
