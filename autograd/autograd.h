@@ -40,6 +40,9 @@ bool     vg_needs_grad(int n, vg_tensor *const *inputs);
 vg_node *vg_record(vg_tensor *out, const char *op, vg_backward_fn backward, int n, vg_tensor *const *inputs);
 /* grad += g, allocating .grad (zeros) on first use; sums g over broadcast axes to t's shape. */
 void     vg_accumulate_grad(vg_tensor *t, const vg_tensor *g);
+/* the same for a gradient g the caller has just created and hands over (it keeps no other
+ * reference): when t has no gradient yet, g becomes t.grad with no copy */
+void     vg_accumulate_grad_owned(vg_tensor *t, vg_tensor *g);
 static inline bool vg_input_needs_grad(const vg_node *n, int i) { return n->inputs[i]->requires_grad; }
 
 /* ---- the engine ---- */

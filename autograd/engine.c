@@ -29,29 +29,51 @@ vg_node *vg_record(vg_tensor *out, const char *op, vg_backward_fn backward, int 
 }
 
 /* ---------------------------------------------------------------- gradient accumulation */
+/* A fresh gradient buffer for t: persistent (zeroed) for a persistent leaf, an uninitialised arena
+ * tensor otherwise (the caller overwrites all of it). */
 static vg_tensor *new_grad_buffer(const vg_tensor *t) {
-    vg_tensor *g = t->persistent ? vg_persistent_zeros(t->ndim, t->shape) : vg_zeros(t->ndim, t->shape);
-    return g;
+    return t->persistent ? vg_persistent_zeros(t->ndim, t->shape) : vg_empty(t->ndim, t->shape);
 }
 
-void vg_accumulate_grad(vg_tensor *t, const vg_tensor *g) {
-    if (!t || !g || !t->requires_grad) return;
-    if (!vg_same_shape(t, g)) g = vg_sum_to_shape(g, t->ndim, t->shape);
-    if (!t->grad) {
+/* g may be adopted as t's gradient buffer: arena-owned, contiguous, t's shape, and t (a step tensor)
+ * has no gradient yet. */
+static bool can_adopt(const vg_tensor *t, const vg_tensor *g) {
+    return !t->grad && !t->persistent && !g->persistent && !g->storage->persistent &&
+           vg_same_shape(t, g) && vg_is_contiguous(g);
+}
+
+static void add_into_grad(vg_tensor *t, const vg_tensor *g) {
+    if (!t->grad) {                                 /* first contribution: a copy */
         t->grad = new_grad_buffer(t);
         vg_copy_raw(t->grad, g);
         return;
     }
     real *dst = vg_data(t->grad);
-    if (vg_is_contiguous(g)) {
-        const real *src = vg_data(g);
-        int64_t n = vg_numel(t->grad);
+    const real *src = vg_data(vg_is_contiguous(g) ? (vg_tensor *)g : vg_contiguous_raw(g));
+    const int64_t n = vg_numel(t->grad);
+    if (n <= (1 << 18)) {       /* no OpenMP region at all: even a serialised one allocates a team */
         for (int64_t i = 0; i < n; i++) dst[i] += src[i];
-    } else {
-        vg_tensor *c = vg_contiguous_raw(g);
-        const real *src = vg_data(c);
-        for (int64_t i = 0, n = vg_numel(t->grad); i < n; i++) dst[i] += src[i];
+        return;
     }
+    #pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) dst[i] += src[i];
+}
+
+void vg_accumulate_grad(vg_tensor *t, const vg_tensor *g) {
+    if (!t || !g || !t->requires_grad) return;
+    if (!vg_same_shape(t, g)) {                     /* the sum is a fresh tensor: adopt it if we can */
+        vg_tensor *s = vg_sum_to_shape(g, t->ndim, t->shape);
+        if (s && s != g && can_adopt(t, s)) { t->grad = s; return; }
+        g = s;
+        if (!g) return;
+    }
+    add_into_grad(t, g);
+}
+
+void vg_accumulate_grad_owned(vg_tensor *t, vg_tensor *g) {
+    if (!t || !g || !t->requires_grad) return;
+    if (can_adopt(t, g)) { t->grad = g; return; }
+    vg_accumulate_grad(t, g);
 }
 
 void vg_zero_grad(vg_tensor *t) {

@@ -2,7 +2,9 @@
 
 The same ViT (tests/reference/make_vit_reference.py: timm layout), batch B of random images,
 forward + cross-entropy (label smoothing 0.1) + backward + clip_grad_norm_ + AdamW, as
-`./train --bench` does. Prints one line per run: preset threads median_ms images_per_s.
+`./train --bench` does. Prints one line per run: preset threads median_ms images_per_s
+peak_rss_mib (the process's peak resident set from getrusage; it includes the ~300 MiB that
+importing torch costs).
 
     OPENBLAS_NUM_THREADS=T /usr/bin/python3 bench/pytorch_vit_bench.py PRESET T STEPS [BATCH]
 
@@ -11,6 +13,7 @@ slower OpenBLAS kernels. PyTorch 1.13 from Debian uses OpenBLAS through libblas.
 libopenblas0 is installed.
 """
 import os
+import resource
 import statistics
 import sys
 import time
@@ -43,7 +46,9 @@ def main():
         if i >= 2:
             times.append(time.perf_counter() - t0)
     med = statistics.median(times)
-    print(f"pytorch {preset} threads {threads} median_ms {med * 1e3:.1f} images_per_s {batch / med:.1f}")
+    rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
+    print(f"pytorch {preset} threads {threads} median_ms {med * 1e3:.1f} images_per_s {batch / med:.1f} "
+          f"peak_rss_mib {rss_mib:.0f}")
 
 
 if __name__ == "__main__":

@@ -76,7 +76,7 @@ static void attention_backward(vg_node *n, const vg_tensor *g) {
         vg_gemm(0, 0, (int)N, (int)hd, (int)N, alpha, dS, (int)N, K, ld, 0, dQ, ld);
         vg_gemm(1, 0, (int)N, (int)hd, (int)N, alpha, dS, (int)N, Q, ld, 0, dK, ld);
     }
-    vg_accumulate_grad(n->inputs[0], dqkv);
+    vg_accumulate_grad_owned(n->inputs[0], dqkv);
 }
 
 /* ------------------------------------------------------------------ forward */

@@ -109,7 +109,7 @@ static void conv2d_backward(vg_node *n, const vg_tensor *gy) {
         vg_gemm(1, 0, (int)K, (int)BP, (int)g->O, 1, vg_data(n->saved[1]), (int)K, dyt, (int)BP, 0, dcols, (int)BP);
         vg_tensor *dx = vg_zeros(VG_DIMS(g->B, g->C, g->H, g->W));
         col2im(dcols, vg_data(dx), g);
-        vg_accumulate_grad(n->inputs[0], dx);
+        vg_accumulate_grad_owned(n->inputs[0], dx);
     }
 }
 

@@ -26,7 +26,7 @@ static void cross_entropy_backward(vg_node *n, const vg_tensor *g) {
             double q = off + (k == c->labels[r] ? 1.0 - c->eps : 0.0);
             o[r * C + k] = (real)(scale * (exp((double)x[r * C + k] - c->lse[r]) - q));
         }
-    vg_accumulate_grad(n->inputs[0], dx);
+    vg_accumulate_grad_owned(n->inputs[0], dx);
 }
 
 vg_tensor *vg_cross_entropy_fn(vg_tensor *logits, const int32_t *labels, double label_smoothing) {

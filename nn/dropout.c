@@ -19,7 +19,7 @@ static void dropout_backward(vg_node *n, const vg_tensor *g) {
     int64_t len = vg_numel(g);
     #pragma omp parallel for schedule(static) if (len > 65536)
     for (int64_t i = 0; i < len; i++) o[i] = dy[i] * m[i];
-    vg_accumulate_grad(n->inputs[0], dx);
+    vg_accumulate_grad_owned(n->inputs[0], dx);
 }
 
 vg_tensor *vg_dropout_fn(vg_tensor *x, double p, bool train, vg_rng *rng) {

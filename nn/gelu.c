@@ -89,12 +89,12 @@ static void bias_gelu_backward(vg_node *n, const vg_tensor *g) {
             real u = x[r * D + i] + b[i];
             dxp[r * D + i] = dy[r * D + i] * gelu_grad(u);
         }
-    if (vg_input_needs_grad(n, 0)) vg_accumulate_grad(n->inputs[0], dx);
-    if (n->n_inputs > 1 && vg_input_needs_grad(n, 1)) {        /* db = Σ_rows dx */
+    if (n->n_inputs > 1 && vg_input_needs_grad(n, 1)) {        /* db = Σ_rows dx (before dx is handed over) */
         vg_tensor *db = vg_empty(1, &n->ints[1]);
         vg_column_sums(dxp, R, D, vg_data(db), false);
-        vg_accumulate_grad(n->inputs[1], db);
+        vg_accumulate_grad_owned(n->inputs[1], db);
     }
+    if (vg_input_needs_grad(n, 0)) vg_accumulate_grad_owned(n->inputs[0], dx);
 }
 
 vg_tensor *vg_bias_gelu_fn(vg_tensor *x, vg_tensor *b) {

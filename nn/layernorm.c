@@ -46,7 +46,7 @@ static void layernorm_backward(vg_node *n, const vg_tensor *g) {
                 o[i] = (real)(rs * (dxh - m1 - xh * m2));    /* final scale · (term 1 + 2 + 3) */
             }
         }
-        vg_accumulate_grad(n->inputs[0], dx);
+        vg_accumulate_grad_owned(n->inputs[0], dx);
     }
     bool need_w = c->iw >= 0 && vg_input_needs_grad(n, c->iw), need_b = c->ib >= 0 && vg_input_needs_grad(n, c->ib);
     if (!need_w && !need_b) return;

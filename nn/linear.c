@@ -34,9 +34,9 @@ void vg_accumulate_grad_gemm(vg_tensor *t, int transA, int transB, int M, int N,
         vg_gemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, 1, vg_data(t->grad), N);
         return;
     }
-    vg_tensor *g = vg_empty(t->ndim, t->shape);     /* first contribution: the engine adopts a copy */
+    vg_tensor *g = vg_empty(t->ndim, t->shape);     /* first contribution: the engine adopts it */
     vg_gemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, 0, vg_data(g), N);
-    vg_accumulate_grad(t, g);
+    vg_accumulate_grad_owned(t, g);
 }
 
 /* ------------------------------------------------------------------ backward */
@@ -48,14 +48,14 @@ static void linear_backward(vg_node *n, const vg_tensor *g) {
     if (vg_input_needs_grad(n, 0)) {                                /* dX = dY · W */
         vg_tensor *dx = vg_empty(x->ndim, x->shape);
         vg_gemm(0, 0, R, in, out, 1, dy, out, vg_data(w), in, 0, vg_data(dx), in);
-        vg_accumulate_grad(n->inputs[0], dx);
+        vg_accumulate_grad_owned(n->inputs[0], dx);
     }
     if (vg_input_needs_grad(n, 1))                                  /* dW += dYᵀ · X */
         vg_accumulate_grad_gemm(n->inputs[1], 1, 0, out, in, R, 1, dy, out, vg_data(x), in);
     if (n->n_inputs > 2 && vg_input_needs_grad(n, 2)) {             /* db += Σ_r dY[r, :] */
         vg_tensor *db = vg_empty(1, (int64_t[]){out});
         vg_column_sums(dy, R, out, vg_data(db), false);
-        vg_accumulate_grad(n->inputs[2], db);
+        vg_accumulate_grad_owned(n->inputs[2], db);
     }
 }
 

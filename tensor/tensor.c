@@ -48,7 +48,7 @@ vg_tensor *vg_empty(int ndim, const int64_t *shape) {
     t->storage = s;
     t->ndim = ndim;
     t->dtype = VG_DTYPE;
-    memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
+    if (ndim) memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
     set_contiguous_strides(t);
     return t;
 }
@@ -120,7 +120,7 @@ vg_tensor *vg_persistent_zeros(int ndim, const int64_t *shape) {
     t->dtype = VG_DTYPE;
     t->persistent = true;
     t->owns_storage = true;
-    memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
+    if (ndim) memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
     set_contiguous_strides(t);
     return t;
 }
@@ -230,8 +230,8 @@ vg_tensor *vg_view_raw(const vg_tensor *base, int ndim, const int64_t *shape,
     t->offset = offset;
     t->ndim = ndim;
     t->dtype = base->dtype;
-    memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
-    memcpy(t->strides, strides, sizeof(int64_t) * (size_t)ndim);
+    if (ndim) memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
+    if (ndim) memcpy(t->strides, strides, sizeof(int64_t) * (size_t)ndim);
     return t;
 }
 

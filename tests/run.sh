@@ -22,7 +22,8 @@ run "unit and parity tests (float32)" "$B/run_tests"
 run "gradcheck (float64)" ./gradcheck
 # the README's example must run and converge
 echo "== README example: $B/autograd_example"
-if "$B/autograd_example" | tee /dev/stderr | grep -q "w = 2.0000, b = -1.0000"; then
+ex_out=$("$B/autograd_example" 2>&1); echo "$ex_out"
+if echo "$ex_out" | grep -q "w = 2.0000, b = -1.0000"; then
     total_p=$((total_p + 1)); echo "  ok   readme example converges"
 else total_f=$((total_f + 1)); echo "  FAIL readme example did not converge"; fi
 if [ "$total_s" -gt 0 ]; then echo "$total_p passed, $total_f failed, $total_s skipped"

@@ -169,7 +169,14 @@ VG_TEST(memory_is_stable_over_1000_steps) {
         if (step == 10) { rss_warm = resident_kib(); arena_warm = vg_arena_bytes_reserved(); }
     }
     long rss_end = resident_kib();
+#if defined(__SANITIZE_ADDRESS__)
+    /* AddressSanitizer quarantines freed heap blocks, so resident memory grows by design there;
+     * the arena check below still proves the step's memory is reused. */
+    (void)rss_end; (void)rss_warm;
+    printf("    (ASan build: resident-memory check skipped, arena reuse checked)\n");
+#else
     CHECK_MSG(rss_end - rss_warm <= 256, "resident memory grew from %ld KiB to %ld KiB", rss_warm, rss_end);
+#endif
     CHECK(vg_arena_bytes_reserved() == arena_warm);
     CHECK(last_loss < first_loss * 0.1);                     /* and it learned */
     for (int i = 0; i < 3; i++) vg_tensor_free(params[i]);

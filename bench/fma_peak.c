@@ -1,0 +1,69 @@
+/* fma_peak.c — the FP32 FMA ceiling of this machine, for the "share of peak" columns of
+ * `make bench`. Not a test.
+ *
+ * Each thread runs independent chains of vector FMAs (enough of them to cover latency × ports)
+ * on registers only and reports FLOP/s = chains · lanes · 2 · iterations / time. Uses 256-bit
+ * (AVX2+FMA) registers, or 512-bit when compiled with AVX-512 available. Prints one line per
+ * thread count: "fma_peak threads T GFLOP/s X".
+ *
+ *   gcc -std=c11 -O2 -march=native -fopenmp bench/fma_peak.c -o fma_peak && ./fma_peak [max_threads] */
+#include <immintrin.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#if defined(__AVX512F__)
+typedef __m512 vec;
+#define LANES 16
+#define SET1 _mm512_set1_ps
+#define FMA _mm512_fmadd_ps
+#define ADD _mm512_add_ps
+#define RED(v) _mm512_reduce_add_ps(v)
+#else
+typedef __m256 vec;
+#define LANES 8
+#define SET1 _mm256_set1_ps
+#define FMA _mm256_fmadd_ps
+#define ADD _mm256_add_ps
+static float RED(__m256 v) { float f[8]; _mm256_storeu_ps(f, v); return f[0] + f[1] + f[2] + f[3] + f[4] + f[5] + f[6] + f[7]; }
+#endif
+enum { CHAINS = 12 };
+
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
+
+/* iters × CHAINS FMAs on one thread; returns a value so the compiler keeps the work */
+static float fma_loop(long iters, float seed) {
+    vec a = SET1(0.999999f), b = SET1(1e-7f);
+    vec c0 = SET1(seed), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, c6 = c0, c7 = c0, c8 = c0, c9 = c0, c10 = c0, c11 = c0;
+    for (long i = 0; i < iters; i++) {
+        c0 = FMA(c0, a, b); c1 = FMA(c1, a, b); c2 = FMA(c2, a, b); c3 = FMA(c3, a, b);
+        c4 = FMA(c4, a, b); c5 = FMA(c5, a, b); c6 = FMA(c6, a, b); c7 = FMA(c7, a, b);
+        c8 = FMA(c8, a, b); c9 = FMA(c9, a, b); c10 = FMA(c10, a, b); c11 = FMA(c11, a, b);
+        __asm__ volatile("" : "+x"(c0), "+x"(c1), "+x"(c2), "+x"(c3), "+x"(c4), "+x"(c5));
+    }
+    vec s = ADD(ADD(ADD(c0, c1), ADD(c2, c3)), ADD(ADD(c4, c5), ADD(c6, c7)));
+    s = ADD(s, ADD(ADD(c8, c9), ADD(c10, c11)));
+    return RED(s);
+}
+
+int main(int argc, char **argv) {
+    int maxt = argc > 1 ? atoi(argv[1]) : 2;
+    const long iters = 100L * 1000 * 1000;
+    volatile float sink = 0;
+    for (int t = 1; t <= maxt; t++) {
+        double best = 0;
+        for (int rep = 0; rep < 5; rep++) {          /* best of 5: the ceiling, not the typical */
+            double t0 = now();
+            float s = 0;
+            #pragma omp parallel num_threads(t) reduction(+ : s)
+            s += fma_loop(iters, (float)omp_get_thread_num());
+            double dt = now() - t0;
+            sink += s;
+            double gf = (double)t * iters * CHAINS * LANES * 2 / dt * 1e-9;
+            if (gf > best) best = gf;
+        }
+        printf("fma_peak threads %d GFLOP/s %.1f (%d-bit vectors)\n", t, best, LANES * 32);
+    }
+    return sink == 12345.f;
+}
