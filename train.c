@@ -332,9 +332,9 @@ static int load_train_state(trainer *t, const char *path, vg_loader_state *ls, i
     if (!f) return -1;
     int rc = -1;
     const char *fmt = vg_st_meta(f, "format");
-    if (!fmt || strcmp(fmt, "vitgrad-train-state/1")) { snprintf(err, ERRLEN, "%s: not a vitgrad train state (format %s)", path, fmt ? fmt : "missing"); goto done; }
+    if (!fmt || strcmp(fmt, "vitgrad-train-state/1")) { snprintf(err, ERRLEN, "%.400s: not a vitgrad train state (format %.100s)", path, fmt ? fmt : "missing"); goto done; }
     const char *b = vg_st_meta(f, "batch");
-    if (b && atoi(b) != batch) { snprintf(err, ERRLEN, "%s: saved with --batch %s, resumed with --batch %d (the loader position would not match)", path, b, batch); goto done; }
+    if (b && atoi(b) != batch) { snprintf(err, ERRLEN, "%.400s: saved with --batch %.20s, resumed with --batch %d (the loader position would not match)", path, b, batch); goto done; }
     vg_params moments = {0};
     for (int i = 0; i < t->params.n; i++) {
         char name[200];
@@ -349,7 +349,7 @@ static int load_train_state(trainer *t, const char *path, vg_loader_state *ls, i
     int64_t step, rng[4], lpos[2], lrng[4];
     if (read_i64s(f, "state.step", &step, 1, path, err) || read_i64s(f, "state.dropout_rng", rng, 4, path, err) ||
         read_i64s(f, "loader.position", lpos, 2, path, err) || read_i64s(f, "loader.rng", lrng, 4, path, err)) goto done;
-    if (step < 0 || lpos[0] < 0 || lpos[1] < 0) { snprintf(err, ERRLEN, "%s: negative step or loader position", path); goto done; }
+    if (step < 0 || lpos[0] < 0 || lpos[1] < 0) { snprintf(err, ERRLEN, "%.400s: negative step or loader position", path); goto done; }
     t->step = step; t->opt->step = step;
     rng_from_i64(&t->dropout_rng, rng);
     ls->epoch = (uint64_t)lpos[0]; ls->index = (uint64_t)lpos[1];
@@ -373,7 +373,7 @@ static int load_weights(trainer *t, const char *path, vg_interp_mode interp, boo
     int64_t D = t->model.cfg.embed_dim, want_rows = (int64_t)vg_vit_num_patches(&t->model.cfg) + 1;
     if (pe && pe->ndim == 3 && pe->shape[2] == D && pe->shape[1] != want_rows) {
         int64_t n = pe->shape[1] - 1, g = (int64_t)llround(sqrt((double)n));
-        if (g * g != n) { snprintf(err, ERRLEN, "%s: pos_embed has %lld patch rows, not a square grid", path, (long long)n); goto done; }
+        if (g * g != n) { snprintf(err, ERRLEN, "%.400s: pos_embed has %lld patch rows, not a square grid", path, (long long)n); goto done; }
         vg_tensor *src = vg_empty(VG_DIMS(1, pe->shape[1], D));
 #ifdef VG_DOUBLE
         if (vg_st_read_f64(f, "pos_embed", vg_data(src), (size_t)vg_numel(src), e2, sizeof e2)) { snprintf(err, ERRLEN, "%.1000s", e2); goto done; }
@@ -381,7 +381,7 @@ static int load_weights(trainer *t, const char *path, vg_interp_mode interp, boo
         if (vg_st_read_f32(f, "pos_embed", vg_data(src), (size_t)vg_numel(src), e2, sizeof e2)) { snprintf(err, ERRLEN, "%.1000s", e2); goto done; }
 #endif
         vg_tensor *r = vg_resize_pos_embed(src, (int)g, (int)g, t->model.grid_h, t->model.grid_w, interp);
-        if (!r) { snprintf(err, ERRLEN, "%s: resizing pos_embed: %s", path, vg_error()); goto done; }
+        if (!r) { snprintf(err, ERRLEN, "%.400s: resizing pos_embed: %.500s", path, vg_error()); goto done; }
         vg_copy_raw(t->model.pos_embed, r);
         printf("pos_embed: resized %lldx%lld -> %dx%d (%s)\n", (long long)g, (long long)g, t->model.grid_h, t->model.grid_w,
                interp == VG_INTERP_BICUBIC ? "bicubic" : "bilinear");
@@ -413,7 +413,7 @@ static eval_result evaluate(trainer *t, const vg_dataset *test, int batch, int l
     while (vg_loader_next(L, &b) == 1) {
         vg_tensor *logits = vg_vit_forward(&t->model, batch_tensor(&b), false, NULL);
         vg_tensor *loss = vg_cross_entropy_fn(logits, b.y, 0.0);
-        if (!loss) { snprintf(err, ERRLEN, "evaluation: %s", vg_error()); *ok = false; break; }
+        if (!loss) { snprintf(err, ERRLEN, "evaluation: %.900s", vg_error()); *ok = false; break; }
         loss_sum += (double)vg_item(loss) * b.n;
         const real *lp = vg_data(logits);
         for (int i = 0; i < b.n; i++) {

@@ -103,11 +103,14 @@ vg_dataset *vg_idx_open(const char *images_path, const char *labels_path, char *
 
 /* dir/<base>.gz, else dir/<base>; the .gz name is used in messages when neither exists */
 static void idx_path(char *out, size_t n, const char *dir, const char *base) {
-    snprintf(out, n, "%s/%s.gz", dir, base);
-    if (access(out, F_OK) == 0) return;
-    snprintf(out, n, "%s/%s", dir, base);
-    if (access(out, F_OK) == 0) return;
-    snprintf(out, n, "%s/%s.gz", dir, base);
+    char gz[1100], raw[1100];
+    snprintf(gz, sizeof gz, "%.1000s/%.60s.gz", dir, base);
+    snprintf(raw, sizeof raw, "%.1000s/%.60s", dir, base);
+    const char *pick = access(gz, F_OK) != 0 && access(raw, F_OK) == 0 ? raw : gz;
+    size_t len = strlen(pick);
+    if (len >= n) len = n - 1;
+    memcpy(out, pick, len);
+    out[len] = 0;
 }
 
 static vg_dataset *mnist_like(const char *name, const char *dir, vg_split split, char *err, size_t errlen) {
