@@ -67,7 +67,7 @@ train: train-binary
 train-binary: $(B)/f32/train.o $(B)/libvitgrad.a
 	$(CC) $^ -o train $(LDLIBS)
 train-fashion: train-binary
-	./train --dataset fashion-mnist --model vit-mnist --epochs 5 --lr 2e-3 --warmup 1e --out runs/fashion-mnist
+	./train --dataset fashion-mnist --model vit-mnist --epochs 10 --lr 2e-3 --warmup 1e --aug none --out runs/fashion-mnist
 data:
 	sh data/download_cifar10.sh
 
