@@ -282,7 +282,7 @@ typedef struct {
 static void rng_to_i64(const vg_rng *r, int64_t out[4]) { memcpy(out, r->s, sizeof r->s); }
 static void rng_from_i64(vg_rng *r, const int64_t in[4]) { memcpy(r->s, in, sizeof r->s); }
 
-static int save_checkpoint(trainer *t, const options *o, vg_loader *loader, double wall, char *err) {
+static int save_checkpoint(trainer *t, const options *o, const vg_lr_schedule *sched, vg_loader *loader, double wall, char *err) {
     vg_st_writer *mw = vg_st_writer_new(), *sw = vg_st_writer_new();
     int rc = -1;
     char v[64];
@@ -313,6 +313,18 @@ static int save_checkpoint(trainer *t, const options *o, vg_loader *loader, doub
     snprintf(v, sizeof v, "%llu", (unsigned long long)o->seed); vg_st_writer_meta(sw, "seed", v, err, ERRLEN);
     vg_st_writer_meta(sw, "dataset", o->dataset, err, ERRLEN);
     snprintf(v, sizeof v, "%d", o->batch); vg_st_writer_meta(sw, "batch", v, err, ERRLEN);
+    /* the rest of the training configuration, for the record (resume takes flags from the command line) */
+    const struct { const char *key; double value; } hyper[] = {
+        {"train.lr", o->lr}, {"train.weight_decay", o->wd}, {"train.min_lr", o->min_lr},
+        {"train.warmup_steps", (double)sched->warmup_steps}, {"train.total_steps", (double)sched->total_steps},
+        {"train.label_smoothing", o->label_smoothing}, {"train.clip", o->clip},
+        {"train.epochs", o->steps > 0 ? 0 : o->epochs}, {"train.steps", (double)o->steps},
+    };
+    for (size_t k = 0; k < sizeof hyper / sizeof hyper[0]; k++) {
+        snprintf(v, sizeof v, "%.17g", hyper[k].value);
+        vg_st_writer_meta(sw, hyper[k].key, v, err, ERRLEN);
+    }
+    vg_st_writer_meta(sw, "train.aug", o->aug, err, ERRLEN);
     rc = vg_checkpoint_save(o->out, t->step, mw, sw, err, ERRLEN);
 done:
     vg_st_writer_free(mw); vg_st_writer_free(sw);
@@ -526,67 +538,89 @@ static void progress(bool tty, int64_t step, int64_t total, int64_t epoch_step, 
 }
 
 /* ------------------------------------------------------------------ main */
+/* What main owns, released on every exit path by finish(). */
+static struct {
+    trainer t; bool model_ready;
+    vg_dataset *train, *test;
+    vg_loader *loader;
+    FILE *csv;
+} run_state;
+
+static int finish(int rc) {
+    trainer *t = &run_state.t;
+    if (run_state.csv) fclose(run_state.csv);
+    vg_loader_free(run_state.loader);
+    vg_dataset_free(run_state.train); vg_dataset_free(run_state.test);
+    vg_adamw_free(t->opt);
+    vg_params_free(&t->params); vg_params_free(&t->state_dict);
+    if (run_state.model_ready) vg_vit_free(&t->model);
+    vg_arena_free_all();
+    return rc;
+}
+
 int main(int argc, char **argv) {
     options o = parse_args(argc, argv);
     char err[ERRLEN];
     if (o.threads > 0) omp_set_num_threads(o.threads);
-    trainer t = {0};
+    trainer *t = &run_state.t;
     vg_rng init_rng = vg_rng_seed(o.seed);
-    t.dropout_rng = vg_rng_seed(o.seed ^ 0x5eedd120u);
+    t->dropout_rng = vg_rng_seed(o.seed ^ 0x5eedd120u);
 
     /* resume: the model configuration comes from the checkpoint */
     char model_path[4096] = "", state_path[4096] = "";
     if (o.resume || o.init) {
         const char *p = o.resume ? o.resume : o.init;
-        if (vg_checkpoint_resolve(p, model_path, state_path, sizeof model_path, err, sizeof err)) { fprintf(stderr, "train: %s\n", err); return 1; }
+        if (vg_checkpoint_resolve(p, model_path, state_path, sizeof model_path, err, sizeof err)) { fprintf(stderr, "train: %s\n", err); return finish(1); }
         if (o.resume) {
-            if (!state_path[0]) { fprintf(stderr, "train: --resume %s: no train_state.safetensors next to %s\n", p, model_path); return 1; }
+            if (!state_path[0]) { fprintf(stderr, "train: --resume %s: no train_state.safetensors next to %s\n", p, model_path); return finish(1); }
             vg_st_file *f = vg_st_open(state_path, err, sizeof err);
-            if (!f || vg_vit_config_from_meta(f, &o.vit, state_path, err, ERRLEN)) { fprintf(stderr, "train: %s\n", err); vg_st_close(f); return 1; }
+            if (!f || vg_vit_config_from_meta(f, &o.vit, state_path, err, ERRLEN)) { fprintf(stderr, "train: %s\n", err); vg_st_close(f); return finish(1); }
             vg_st_close(f);
         }
     }
-    if (!vg_vit_init(&t.model, &o.vit, &init_rng)) { fprintf(stderr, "train: model: %s\n", vg_error()); return 1; }
-    vg_vit_params(&t.model, &t.params);
-    vg_vit_state(&t.model, &t.state_dict);
-    t.opt = vg_adamw_new(&t.params, o.wd);
+    if (!vg_vit_init(&t->model, &o.vit, &init_rng)) { fprintf(stderr, "train: model: %s\n", vg_error()); return finish(1); }
+    run_state.model_ready = true;
+    vg_vit_params(&t->model, &t->params);
+    vg_vit_state(&t->model, &t->state_dict);
+    t->opt = vg_adamw_new(&t->params, o.wd);
 
     if (o.trace_shapes) {
-        printf("model %s: %lld parameters\n", o.model, (long long)vg_vit_param_count(&t.model.cfg));
-        return vg_vit_trace(&t.model, 2, stdout) ? 0 : 1;
+        printf("model %s: %lld parameters\n", o.model, (long long)vg_vit_param_count(&t->model.cfg));
+        return finish(vg_vit_trace(&t->model, 2, stdout) ? 0 : 1);
     }
-    if (o.bench) return run_bench(&t, &o);
-    if (model_path[0] && load_weights(&t, model_path, o.interp, o.resume != NULL, err)) { fprintf(stderr, "train: %s\n", err); return 1; }
+    if (o.bench) return finish(run_bench(t, &o));
+    if (model_path[0] && load_weights(t, model_path, o.interp, o.resume != NULL, err)) { fprintf(stderr, "train: %s\n", err); return finish(1); }
 
     /* data */
     const char *dir = o.data ? o.data : default_data_dir(o.dataset);
-    vg_dataset *test = vg_dataset_open(o.dataset, dir, VG_SPLIT_TEST, err, sizeof err);
-    if (!test) { fprintf(stderr, "train: %s\n", err); if (!strcmp(o.dataset, "cifar10")) fprintf(stderr, "(run `make data` to download CIFAR-10, or pass --data DIR)\n"); return 1; }
-    if (test->n_classes != t.model.cfg.num_classes) {
-        fprintf(stderr, "train: %s has %d classes, the model %d (pass a matching model)\n", dir, test->n_classes, t.model.cfg.num_classes);
-        return 1;
+    vg_dataset *test = run_state.test = vg_dataset_open(o.dataset, dir, VG_SPLIT_TEST, err, sizeof err);
+    if (!test) { fprintf(stderr, "train: %s\n", err); if (!strcmp(o.dataset, "cifar10")) fprintf(stderr, "(run `make data` to download CIFAR-10, or pass --data DIR)\n"); return finish(1); }
+    if (test->n_classes != t->model.cfg.num_classes) {
+        fprintf(stderr, "train: %s has %d classes, the model %d (pass a matching model)\n", dir, test->n_classes, t->model.cfg.num_classes);
+        return finish(1);
     }
-    if (test->channels != t.model.cfg.in_chans) {
-        fprintf(stderr, "train: %s has %d-channel images, the model expects %d (choose a matching --model)\n", dir, test->channels, t.model.cfg.in_chans);
-        return 1;
+    if (test->channels != t->model.cfg.in_chans) {
+        fprintf(stderr, "train: %s has %d-channel images, the model expects %d (choose a matching --model)\n", dir, test->channels, t->model.cfg.in_chans);
+        return finish(1);
     }
     if (o.eval_only) {
         if (!model_path[0]) fprintf(stderr, "train: warning: --eval-only without --init/--resume evaluates a random model\n");
-        bool ok; eval_result r = evaluate(&t, test, 256, o.loader_threads, err, &ok);
-        if (!ok) { fprintf(stderr, "train: %s\n", err); return 1; }
+        bool ok; eval_result r = evaluate(t, test, 256, o.loader_threads, err, &ok);
+        if (!ok) { fprintf(stderr, "train: %s\n", err); return finish(1); }
         print_eval_report(&r, test, stdout);
-        return 0;
+        free(r.confusion);
+        return finish(0);
     }
-    vg_dataset *train = vg_dataset_open(o.dataset, dir, VG_SPLIT_TRAIN, err, sizeof err);
-    if (!train) { fprintf(stderr, "train: %s\n", err); return 1; }
+    vg_dataset *train = run_state.train = vg_dataset_open(o.dataset, dir, VG_SPLIT_TRAIN, err, sizeof err);
+    if (!train) { fprintf(stderr, "train: %s\n", err); return finish(1); }
     vg_loader_config lc = vg_loader_config_default();
-    lc.batch_size = o.batch; lc.train = 1; lc.image_size = t.model.cfg.img_size;
+    lc.batch_size = o.batch; lc.train = 1; lc.image_size = t->model.cfg.img_size;
     lc.n_threads = o.loader_threads; lc.seed = o.seed;
     lc.aug = !strcmp(o.aug, "none") ? VG_AUG_NONE : !strcmp(o.aug, "crop") ? VG_AUG_PAD_CROP : !strcmp(o.aug, "rrc") ? VG_AUG_RRC : VG_AUG_AUTO;
-    vg_loader *loader = vg_loader_new(train, &lc, err, sizeof err);
-    if (!loader) { fprintf(stderr, "train: %s\n", err); return 1; }
+    vg_loader *loader = run_state.loader = vg_loader_new(train, &lc, err, sizeof err);
+    if (!loader) { fprintf(stderr, "train: %s\n", err); return finish(1); }
     int64_t per_epoch = vg_loader_batches_per_epoch(loader);
-    if (per_epoch < 1) { fprintf(stderr, "train: %s: %d training images is less than one batch of %d\n", dir, train->n, o.batch); return 1; }
+    if (per_epoch < 1) { fprintf(stderr, "train: %s: %d training images is less than one batch of %d\n", dir, train->n, o.batch); return finish(1); }
     int64_t total = o.steps > 0 ? o.steps : per_epoch * o.epochs;
     /* --warmup counts epochs when training by --epochs, steps with --steps, unless a suffix says */
     int64_t warmup;
@@ -598,69 +632,68 @@ int main(int argc, char **argv) {
 
     if (state_path[0] && o.resume) {
         vg_loader_state ls;
-        if (load_train_state(&t, state_path, &ls, o.batch, err) || vg_loader_state_set(loader, &ls, err, sizeof err)) {
-            fprintf(stderr, "train: %s\n", err); return 1;
+        if (load_train_state(t, state_path, &ls, o.batch, err) || vg_loader_state_set(loader, &ls, err, sizeof err)) {
+            fprintf(stderr, "train: %s\n", err); return finish(1);
         }
-        printf("resumed from %s at step %lld\n", state_path, (long long)t.step);
+        printf("resumed from %s at step %lld\n", state_path, (long long)t->step);
     }
-    if (mkdir_p(o.out)) { fprintf(stderr, "train: %s: cannot create the output directory: %s\n", o.out, strerror(errno)); return 1; }
+    if (mkdir_p(o.out)) { fprintf(stderr, "train: %s: cannot create the output directory: %s\n", o.out, strerror(errno)); return finish(1); }
     char csv_path[2100];
     snprintf(csv_path, sizeof csv_path, "%s/metrics.csv", o.out);
-    FILE *csv = fopen(csv_path, t.step > 0 ? "a" : "w");
-    if (!csv) { fprintf(stderr, "train: %s: %s\n", csv_path, strerror(errno)); return 1; }
-    if (t.step == 0) fprintf(csv, "step,epoch,loss,lr,train_acc,test_loss,test_acc,images_per_s,wall_s\n");
+    FILE *csv = run_state.csv = fopen(csv_path, t->step > 0 ? "a" : "w");
+    if (!csv) { fprintf(stderr, "train: %s: %s\n", csv_path, strerror(errno)); return finish(1); }
+    if (t->step == 0) fprintf(csv, "step,epoch,loss,lr,train_acc,test_loss,test_acc,images_per_s,wall_s\n");
 
     bool tty = isatty(STDOUT_FILENO);
     printf("training %s (%lld parameters) on %s: %d train / %d test images, %lld steps (%lld per epoch), "
            "batch %d, lr %g, warmup %lld steps, %d threads\n",
-           o.model, (long long)vg_vit_param_count(&t.model.cfg), dir, train->n, test->n, (long long)total,
+           o.model, (long long)vg_vit_param_count(&t->model.cfg), dir, train->n, test->n, (long long)total,
            (long long)per_epoch, o.batch, o.lr, (long long)warmup, omp_get_max_threads());
     double t_start = now_s(), t_log = t_start;
     int64_t last_saved = -1, log_n = 0, log_correct = 0, log_images = 0;
     double log_loss = 0;
     char last_ckpt[2200] = "";
     vg_batch b;
-    while (t.step < total) {
+    while (t->step < total) {
         if (vg_loader_next(loader, &b) != 1) continue;      /* epoch boundary */
-        double lr = vg_lr_at(&sched, t.step);
+        double lr = vg_lr_at(&sched, t->step);
         int64_t correct; double gnorm = 0;
-        double loss = train_step(&t, &o, &b, lr, &correct, &gnorm);
+        double loss = train_step(t, &o, &b, lr, &correct, &gnorm);
         if (!isfinite(loss)) {
             if (tty) printf("\n");
-            fprintf(stderr, "train: step %lld: the loss is %s (gradient norm %g); stopping. ", (long long)t.step + 1,
+            fprintf(stderr, "train: step %lld: the loss is %s (gradient norm %g); stopping. ", (long long)t->step + 1,
                     isnan(loss) ? "NaN" : "infinite", gnorm);
             if (last_ckpt[0]) fprintf(stderr, "The last good checkpoint is %s (step %lld), untouched.\n", last_ckpt, (long long)last_saved);
             else fprintf(stderr, "No checkpoint was saved in this run.\n");
             fprintf(stderr, "Try a lower --lr, a smaller --clip, or a longer --warmup.\n");
-            fclose(csv);
-            return 3;
+            return finish(3);
         }
         log_loss += loss; log_correct += correct; log_images += b.n; log_n++;
-        int64_t epoch = (t.step - 1) / per_epoch;
-        bool epoch_end = t.step % per_epoch == 0 || t.step == total;
-        double wall = t.wall_offset + now_s() - t_start;
-        if (t.step % o.log_every == 0 || epoch_end) {
+        int64_t epoch = (t->step - 1) / per_epoch;
+        bool epoch_end = t->step % per_epoch == 0 || t->step == total;
+        double wall = t->wall_offset + now_s() - t_start;
+        if (t->step % o.log_every == 0 || epoch_end) {
             double ips = log_images / (now_s() - t_log);
-            double eta = (now_s() - t_log) / (double)log_n * (double)(total - t.step);
-            progress(tty, t.step, total, (t.step - 1) % per_epoch + 1, per_epoch, (int)epoch, ips, log_loss / (double)log_n, lr, eta);
-            fprintf(csv, "%lld,%.4f,%.6f,%.6e,%.4f,,,%.1f,%.1f\n", (long long)t.step, (double)t.step / (double)per_epoch,
+            double eta = (now_s() - t_log) / (double)log_n * (double)(total - t->step);
+            progress(tty, t->step, total, (t->step - 1) % per_epoch + 1, per_epoch, (int)epoch, ips, log_loss / (double)log_n, lr, eta);
+            fprintf(csv, "%lld,%.4f,%.6f,%.6e,%.4f,,,%.1f,%.1f\n", (long long)t->step, (double)t->step / (double)per_epoch,
                     log_loss / (double)log_n, lr, (double)log_correct / (double)log_images, ips, wall);
             fflush(csv);
             log_n = 0; log_loss = 0; log_correct = 0; log_images = 0; t_log = now_s();
         }
-        bool at_unit = t.step % unit == 0;
-        bool do_eval = t.step == total || (o.eval_every > 0 && at_unit && (t.step / unit) % o.eval_every == 0);
-        bool stop_now = o.stop_at > 0 && t.step == o.stop_at;
-        bool do_save = t.step == total || stop_now || (o.save_every > 0 && at_unit && (t.step / unit) % o.save_every == 0);
+        bool at_unit = t->step % unit == 0;
+        bool do_eval = t->step == total || (o.eval_every > 0 && at_unit && (t->step / unit) % o.eval_every == 0);
+        bool stop_now = o.stop_at > 0 && t->step == o.stop_at;
+        bool do_save = t->step == total || stop_now || (o.save_every > 0 && at_unit && (t->step / unit) % o.save_every == 0);
         if (do_eval) {
             if (tty) printf("\n");
-            bool ok; eval_result r = evaluate(&t, test, 256, o.loader_threads, err, &ok);
-            if (!ok) { fprintf(stderr, "train: %s\n", err); return 1; }
-            printf("step %lld (epoch %.2f): test loss %.4f, test top-1 %.2f%%, wall %.0f s\n", (long long)t.step,
-                   (double)t.step / (double)per_epoch, r.loss, 100 * r.acc, wall);
-            fprintf(csv, "%lld,%.4f,,,,%.6f,%.4f,,%.1f\n", (long long)t.step, (double)t.step / (double)per_epoch, r.loss, r.acc, wall);
+            bool ok; eval_result r = evaluate(t, test, 256, o.loader_threads, err, &ok);
+            if (!ok) { fprintf(stderr, "train: %s\n", err); return finish(1); }
+            printf("step %lld (epoch %.2f): test loss %.4f, test top-1 %.2f%%, wall %.0f s\n", (long long)t->step,
+                   (double)t->step / (double)per_epoch, r.loss, 100 * r.acc, wall);
+            fprintf(csv, "%lld,%.4f,,,,%.6f,%.4f,,%.1f\n", (long long)t->step, (double)t->step / (double)per_epoch, r.loss, r.acc, wall);
             fflush(csv);
-            if (t.step == total) {
+            if (t->step == total) {
                 print_eval_report(&r, test, stdout);
                 char cpath[2100];
                 snprintf(cpath, sizeof cpath, "%s/confusion.txt", o.out);
@@ -671,22 +704,16 @@ int main(int argc, char **argv) {
             t_log = now_s();
         }
         if (do_save) {
-            if (save_checkpoint(&t, &o, loader, wall, err)) { fprintf(stderr, "train: checkpoint: %s\n", err); return 1; }
-            last_saved = t.step;
-            snprintf(last_ckpt, sizeof last_ckpt, "%s/checkpoints/step-%08lld", o.out, (long long)t.step);
+            if (save_checkpoint(t, &o, &sched, loader, wall, err)) { fprintf(stderr, "train: checkpoint: %s\n", err); return finish(1); }
+            last_saved = t->step;
+            snprintf(last_ckpt, sizeof last_ckpt, "%s/checkpoints/step-%08lld", o.out, (long long)t->step);
             t_log = now_s();
         }
-        if (stop_now) { printf("stopped after step %lld (--stop-at); continue with --resume %s\n", (long long)t.step, o.out); break; }
+        if (stop_now) { printf("stopped after step %lld (--stop-at); continue with --resume %s\n", (long long)t->step, o.out); break; }
     }
     double wait = vg_loader_wait_seconds(loader), total_s = now_s() - t_start;
     printf("done: %lld steps in %.1f s; data-loader wait %.2f s (%.2f%% of the time); peak RSS %ld MiB\n",
-           (long long)t.step, total_s, wait, total_s > 0 ? 100 * wait / total_s : 0.0, peak_rss_mib());
+           (long long)t->step, total_s, wait, total_s > 0 ? 100 * wait / total_s : 0.0, peak_rss_mib());
     printf("weights: %s/model.safetensors\n", o.out);
-    fclose(csv);
-    vg_loader_free(loader);
-    vg_dataset_free(train); vg_dataset_free(test);
-    vg_adamw_free(t.opt);
-    vg_params_free(&t.params); vg_params_free(&t.state_dict);
-    vg_vit_free(&t.model);
-    return 0;
+    return finish(0);
 }

@@ -306,6 +306,18 @@ VG_TEST(train_resume_is_bit_exact) {
     snprintf(c, sizeof c, "%s/straight2/model.safetensors", root);
     CHECK_MSG(same_bytes(a, b), "final weights after resume differ from the uninterrupted run");
     CHECK_MSG(same_bytes(a, c), "two runs with the same seed differ");
+    /* the train state records the whole configuration */
+    char sp[512], e[512];
+    snprintf(sp, sizeof sp, "%s/resumed/train_state.safetensors", root);
+    vg_st_file *st = vg_st_open(sp, e, sizeof e);
+    CHECK_MSG(st != NULL, "%s", e);
+    if (st) {
+        CHECK(vg_st_meta(st, "train.lr") && atof(vg_st_meta(st, "train.lr")) == 3e-3);
+        CHECK(vg_st_meta(st, "train.total_steps") && atoi(vg_st_meta(st, "train.total_steps")) == 12);
+        CHECK(vg_st_meta(st, "model.embed_dim") && atoi(vg_st_meta(st, "model.embed_dim")) == 16);
+        CHECK(vg_st_find(st, "optimizer.exp_avg.head.weight") && vg_st_find(st, "loader.rng"));
+        vg_st_close(st);
+    }
     char la[8192], lb[8192], lc[8192];
     snprintf(a, sizeof a, "%s/straight/metrics.csv", root);
     snprintf(b, sizeof b, "%s/resumed/metrics.csv", root);
