@@ -1,7 +1,7 @@
 #!/bin/sh
 # Regenerate the outputs and pictures of docs/tutorial.md from a training run.
 #   sh docs/tutorial_assets.sh RUN_DIR [OUT_TXT_DIR]
-# RUN_DIR holds model.safetensors and metrics.csv (e.g. runs/cifar-micro12). Text outputs go to
+# RUN_DIR holds model.safetensors and metrics.csv (e.g. runs/cifar10). Text outputs go to
 # OUT_TXT_DIR (default /tmp/tutorial), pictures to docs/img/. Paste the text into the tutorial.
 # The k-NN runs embed 12,000 images each (a few minutes on two cores).
 set -e
