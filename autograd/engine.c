@@ -141,8 +141,9 @@ bool vg_backward(vg_tensor *root, const vg_tensor *grad_root) {
     /* non-leaf gradients belong to this call only: reset them (idempotent backward) */
     for (int i = 0; i < n; i++) order[i]->out->grad = NULL;
     vg_no_grad_begin();
-    root->grad = grad_root ? vg_contiguous_raw(grad_root) : vg_ones(root->ndim, root->shape);
-    if (grad_root && root->grad == grad_root) { root->grad = vg_empty_like(grad_root); vg_copy_raw(root->grad, grad_root); }
+    /* the seed is always a fresh contiguous buffer: rules may adopt or add into it */
+    if (grad_root) { root->grad = vg_empty_like(grad_root); vg_copy_raw(root->grad, grad_root); }
+    else root->grad = vg_ones(root->ndim, root->shape);
     for (int i = n - 1; i >= 0; i--) {
         vg_node *node = order[i];
         if (node->out->grad) node->backward(node, node->out->grad);
