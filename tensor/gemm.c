@@ -406,10 +406,13 @@ void vg_gemm(int transA, int transB, int M, int N, int K,
     const int nt = threads_for((long)M * N * K);
     if (nt <= 1 || K <= 0 || alpha == 0 || is_small(&p)) { gemm_single(&p); return; }
 
-    /* Split C into nt disjoint ranges of whole MR-row (or NR-column) tiles. Rows when there are
-     * enough of them: each thread then packs all of B once and its own A blocks. */
+    /* Split C into nt disjoint ranges of whole MR-row (or NR-column) tiles. Splitting rows makes
+     * every thread pack all of B (K×N) and its own rows of A; splitting columns, all of A (M×K)
+     * and its own columns of B. So split the longer side: the duplicated packing is then of the
+     * smaller operand (for dW = dYᵀ·X with K = tokens, both operands are K-long, and fc2's
+     * 192×768 product would otherwise pack the whole 8320×768 X on every thread). */
     const int mtiles = ceil_div(M, MR), ntiles = ceil_div(N, NR);
-    const int split_m = mtiles >= 4 * nt || mtiles * MR >= ntiles * NR;
+    const int split_m = ntiles < 2 * nt || (mtiles >= 4 * nt && M >= N);
     #pragma omp parallel num_threads(nt)
     {
         const int t = omp_get_thread_num(), T = omp_get_num_threads();
