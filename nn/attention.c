@@ -17,6 +17,7 @@
  * GEMMs (65×65×64 for ViT on CIFAR) go through vg_gemm, which stays single-threaded inside. */
 #include "nn.h"
 #include "tensor/gemm.h"
+#include "lanes.h"
 #include <math.h>
 #include <string.h>
 
@@ -28,7 +29,65 @@ typedef struct {
     real *mask, *dropped;   /* M and Â = A ⊙ M, or NULL without dropout */
 } attn_ctx;
 
-/* in-place row softmax of an (N, N) block, max subtracted, sums in double */
+/* In-place row softmax of an (N, N) block: max subtracted, then e = exp(s − max), then e / Σe.
+ * float32 with AVX2: e^x by the same Cephes range reduction + degree-6 polynomial as gelu.c
+ * (≤ 2 ulp), 8 lanes at a time; the per-lane sums are combined in double in a fixed order. A NaN
+ * in a row makes the whole row NaN (it survives into its own e and the sum). Other builds (and the
+ * float64 gradcheck build): libm exp in double. */
+#if !defined(VG_DOUBLE) && defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
+/* e^x for x ≤ 0; x below −87 is treated as −87 (e^−87 ≈ 1.6e-38, i.e. 0 next to the row's 1) */
+static inline __m256 exp_neg8(__m256 x) {
+    x = _mm256_max_ps(_mm256_set1_ps(-87.0f), x);             /* NaN x stays NaN (2nd operand) */
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    r = _mm256_fmadd_ps(n, _mm256_set1_ps(2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
+}
+
+static void softmax_rows_inplace(real *s, int64_t N) {
+    const int64_t N8 = N / 8 * 8, tail = N - N8;
+    const __m256i tail_mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)tail),
+                                                 _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    for (int64_t i = 0; i < N; i++) {
+        float *r = s + i * N;
+        __m256 vm = _mm256_set1_ps(-INFINITY);
+        for (int64_t j = 0; j < N8; j += 8) vm = _mm256_max_ps(vm, _mm256_loadu_ps(r + j));
+        float lanes[8], m = -INFINITY;
+        _mm256_storeu_ps(lanes, vm);
+        for (int l = 0; l < 8; l++) m = lanes[l] > m ? lanes[l] : m;
+        for (int64_t j = N8; j < N; j++) m = r[j] > m ? r[j] : m;
+        const __m256 vmax = _mm256_set1_ps(m);
+        __m256 vs = _mm256_setzero_ps();
+        for (int64_t j = 0; j < N8; j += 8) {
+            __m256 e = exp_neg8(_mm256_sub_ps(_mm256_loadu_ps(r + j), vmax));
+            _mm256_storeu_ps(r + j, e);
+            vs = _mm256_add_ps(vs, e);
+        }
+        if (tail) {                         /* the last N % 8 values, masked (other lanes add 0) */
+            __m256 e = exp_neg8(_mm256_sub_ps(_mm256_maskload_ps(r + N8, tail_mask), vmax));
+            e = _mm256_and_ps(e, _mm256_castsi256_ps(tail_mask));
+            _mm256_maskstore_ps(r + N8, tail_mask, e);
+            vs = _mm256_add_ps(vs, e);
+        }
+        _mm256_storeu_ps(lanes, vs);
+        double sum = 0;
+        for (int l = 0; l < 8; l++) sum += (double)lanes[l];
+        const __m256 inv = _mm256_set1_ps((float)(1.0 / sum));
+        for (int64_t j = 0; j < N8; j += 8) _mm256_storeu_ps(r + j, _mm256_mul_ps(_mm256_loadu_ps(r + j), inv));
+        for (int64_t j = N8; j < N; j++) r[j] *= (float)(1.0 / sum);
+    }
+}
+#else
 static void softmax_rows_inplace(real *s, int64_t N) {
     for (int64_t i = 0; i < N; i++) {
         real *r = s + i * N;
@@ -39,6 +98,7 @@ static void softmax_rows_inplace(real *s, int64_t N) {
         for (int64_t j = 0; j < N; j++) r[j] = (real)((double)r[j] * inv);
     }
 }
+#endif
 
 /* ------------------------------------------------------------------ backward */
 static void attention_backward(vg_node *n, const vg_tensor *g) {
@@ -49,6 +109,7 @@ static void attention_backward(vg_node *n, const vg_tensor *g) {
     const real *dout = vg_data(g);                                  /* (B, N, D) */
     vg_tensor *dqkv = vg_empty(VG_DIMS(B, N, 3 * D));               /* every element written once */
     real *dq = vg_data(dqkv);
+    const vg_arena_mark mark = vg_arena_get_mark();                 /* dS scratch: freed below */
     real *scratch = vg_arena_alloc(sizeof(real) * (size_t)(B * H * NN + 1));
     #pragma omp parallel for schedule(static) if (B * H > 1 && B * H * NN * hd > 65536)
     for (int64_t bh = 0; bh < B * H; bh++) {
@@ -68,14 +129,14 @@ static void attention_backward(vg_node *n, const vg_tensor *g) {
         for (int64_t i = 0; i < N; i++) {
             const real *ar = A + i * N;
             real *sr = dS + i * N;
-            double dot = 0;
-            for (int64_t j = 0; j < N; j++) dot += (double)sr[j] * (double)ar[j];
-            for (int64_t j = 0; j < N; j++) sr[j] = (real)((double)ar[j] * ((double)sr[j] - dot));
+            const real dot = (real)vg_dot_lanes(sr, ar, N);
+            for (int64_t j = 0; j < N; j++) sr[j] = ar[j] * (sr[j] - dot);
         }
         /* dQ = dS K · scale,  dK = dSᵀ Q · scale */
         vg_gemm(0, 0, (int)N, (int)hd, (int)N, alpha, dS, (int)N, K, ld, 0, dQ, ld);
         vg_gemm(1, 0, (int)N, (int)hd, (int)N, alpha, dS, (int)N, Q, ld, 0, dK, ld);
     }
+    vg_arena_release(mark);
     vg_accumulate_grad_owned(n->inputs[0], dqkv);
 }
 

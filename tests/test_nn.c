@@ -275,6 +275,42 @@ VG_TEST(nn_attention_weights_rows_sum_to_one) {
     vg_arena_reset();
 }
 
+/* The float softmax (vectorised e^x, 8 lanes + masked tail) against softmax(Q·Kᵀ·scale) in double,
+ * with N = 65 (ViT on CIFAR: 8 full vectors and a 1-wide tail) and logits spread so far apart
+ * that many e^(s − max) underflow (the clamp at −87). q and k are small integers and the scale is
+ * 1/4 (hd = 16), so the float GEMM computes S exactly and the error is the softmax's alone. */
+VG_TEST(nn_attention_softmax_matches_double) {
+    vg_rng rng = vg_rng_seed(11);
+    const int B = 2, N = 65, H = 2, hd = 16, D = H * hd;
+    for (int spread = 0; spread < 2; spread++) {
+        vg_tensor *qkv = vg_randn(&rng, VG_DIMS(B, N, 3 * D), 0, spread ? 6 : 1);
+        for (int64_t i = 0; i < vg_numel(qkv); i++) vg_data(qkv)[i] = (real)nearbyint(vg_data(qkv)[i]);
+        vg_tensor *attn = NULL;
+        REQUIRE(vg_attention_fn(qkv, H, 0, false, NULL, &attn) && attn);
+        const real *q = vg_data(qkv), *a = vg_data(attn);
+        double worst = 0;
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < H; h++)
+                for (int i = 0; i < N; i++) {
+                    double s[65], m = -INFINITY, sum = 0;
+                    for (int j = 0; j < N; j++) {
+                        double d = 0;
+                        for (int k = 0; k < hd; k++)
+                            d += (double)q[(b * N + i) * 3 * D + h * hd + k] * (double)q[(b * N + j) * 3 * D + D + h * hd + k];
+                        s[j] = d / sqrt((double)hd);
+                        if (s[j] > m) m = s[j];
+                    }
+                    for (int j = 0; j < N; j++) { s[j] = exp(s[j] - m); sum += s[j]; }
+                    for (int j = 0; j < N; j++) {
+                        double e = fabs((double)a[((b * H + h) * N + i) * N + j] - s[j] / sum);
+                        if (e > worst) worst = e;
+                    }
+                }
+        CHECK_CLOSE(worst, 0, 3e-7);
+        vg_arena_reset();
+    }
+}
+
 /* ------------------------------------------------------------------ linear shapes and errors */
 VG_TEST(nn_linear_accepts_4d_and_reports_mismatch) {
     vg_rng rng = vg_rng_seed(4);
