@@ -82,16 +82,28 @@ static void bias_gelu_backward(vg_node *n, const vg_tensor *g) {
     const real *b = n->saved[1] ? vg_data(n->saved[1]) : vg_data(vg_zeros(1, &n->ints[1]));
     vg_tensor *dx = vg_empty(n->saved[0]->ndim, n->saved[0]->shape);
     real *dxp = vg_data(dx);
+    /* one pass: dx row by row, and db's partial sums per chunk of rows (vg_column_sums' order) */
+    const bool need_b = n->n_inputs > 1 && vg_input_needs_grad(n, 1);
+    vg_tensor *db = need_b ? vg_empty(1, &n->ints[1]) : NULL;
+    const vg_arena_mark mark = vg_arena_get_mark();             /* the partials die below */
+    double *part = need_b ? vg_chunk_partials(R, D, 1) : NULL;
+    const int64_t nchunks = vg_row_chunks(R);
     #pragma omp parallel for schedule(static) if (R * D > 16384)
-    for (int64_t r = 0; r < R; r++)
-        #pragma omp simd
-        for (int64_t i = 0; i < D; i++) {
-            real u = x[r * D + i] + b[i];
-            dxp[r * D + i] = dy[r * D + i] * gelu_grad(u);
+    for (int64_t ch = 0; ch < nchunks; ch++) {
+        const int64_t r1 = (ch + 1) * VG_ROW_CHUNK < R ? (ch + 1) * VG_ROW_CHUNK : R;
+        for (int64_t r = ch * VG_ROW_CHUNK; r < r1; r++) {
+            #pragma omp simd
+            for (int64_t i = 0; i < D; i++) {
+                real u = x[r * D + i] + b[i];
+                dxp[r * D + i] = dy[r * D + i] * gelu_grad(u);
+            }
+            if (part)
+                for (int64_t i = 0; i < D; i++) part[ch * D + i] += (double)dxp[r * D + i];
         }
-    if (n->n_inputs > 1 && vg_input_needs_grad(n, 1)) {        /* db = Σ_rows dx (before dx is handed over) */
-        vg_tensor *db = vg_empty(1, &n->ints[1]);
-        vg_column_sums(dxp, R, D, vg_data(db), false);
+    }
+    if (need_b) {                                               /* db = Σ_rows dx */
+        vg_combine_chunks(part, R, D, vg_data(db), false);
+        vg_arena_release(mark);
         vg_accumulate_grad_owned(n->inputs[1], db);
     }
     if (vg_input_needs_grad(n, 0)) vg_accumulate_grad_owned(n->inputs[0], dx);

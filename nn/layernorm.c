@@ -1,11 +1,12 @@
 /* layernorm.c — LayerNorm over the last dimension, one fused op with a hand-written backward.
  *
  *   x (…, D) seen as R rows of D; w, b (D) optional (no affine when NULL)
- *   forward, per row:  μ = mean(x),  σ² = mean((x − μ)²)   (two passes, in double)
+ *   forward, per row:  μ = mean(x),  σ² = mean((x − μ)²)   (two passes, in double, nn/lanes.h)
  *                      rstd = 1/√(σ² + eps),  x̂ = (x − μ)·rstd,  y = x̂ ⊙ w + b
  *   saved: μ and rstd per row (double, arena), x (contiguous), w.
  * The biased variance (divide by D) is PyTorch's; timm's ViT uses eps = 1e-6, PyTorch 1e-5. */
 #include "nn.h"
+#include "lanes.h"
 #include <math.h>
 #include <string.h>
 
@@ -24,52 +25,53 @@ static void layernorm_backward(vg_node *n, const vg_tensor *g) {
     const int64_t R = c->R, D = c->D;
     const real *x = vg_data(n->saved[0]), *dy = vg_data(g);
     const real *w = n->saved[1] ? vg_data(n->saved[1]) : NULL;
-    if (vg_input_needs_grad(n, 0)) {
-        vg_tensor *dx = vg_empty(n->saved[0]->ndim, n->saved[0]->shape);
-        real *dxp = vg_data(dx);
-        #pragma omp parallel for schedule(static) if (R * D > 16384)
-        for (int64_t r = 0; r < R; r++) {
-            const real *xr = x + r * D, *gr = dy + r * D;
-            real *o = dxp + r * D;
-            const double mu = c->mean[r], rs = c->rstd[r];
-            double sum_dxh = 0, sum_dxh_xh = 0;              /* Σ dŷ,  Σ dŷ ⊙ x̂ */
-            for (int64_t i = 0; i < D; i++) {
-                double dxh = (double)gr[i] * (w ? (double)w[i] : 1.0);
-                double xh = ((double)xr[i] - mu) * rs;
-                sum_dxh += dxh;
-                sum_dxh_xh += dxh * xh;
-            }
-            const double m1 = sum_dxh / (double)D, m2 = sum_dxh_xh / (double)D;
-            for (int64_t i = 0; i < D; i++) {
-                double dxh = (double)gr[i] * (w ? (double)w[i] : 1.0);
-                double xh = ((double)xr[i] - mu) * rs;
-                o[i] = (real)(rs * (dxh - m1 - xh * m2));    /* final scale · (term 1 + 2 + 3) */
-            }
-        }
-        vg_accumulate_grad_owned(n->inputs[0], dx);
-    }
-    bool need_w = c->iw >= 0 && vg_input_needs_grad(n, c->iw), need_b = c->ib >= 0 && vg_input_needs_grad(n, c->ib);
-    if (!need_w && !need_b) return;
-    vg_tensor *dw = vg_empty(1, &D), *db = vg_empty(1, &D);
-    real *dwp = vg_data(dw), *dbp = vg_data(db);
-    enum { CB = 16 };                 /* column blocks: each column summed over rows by one thread */
-    int64_t nblocks = (D + CB - 1) / CB;
+    const bool need_x = vg_input_needs_grad(n, 0);
+    const bool need_w = c->iw >= 0 && vg_input_needs_grad(n, c->iw), need_b = c->ib >= 0 && vg_input_needs_grad(n, c->ib);
+    if (!need_x && !need_w && !need_b) return;
+    vg_tensor *dx = need_x ? vg_empty(n->saved[0]->ndim, n->saved[0]->shape) : NULL;
+    real *dxp = dx ? vg_data(dx) : NULL;
+    /* One pass over the rows: dx, and the partial sums of dw, db per chunk of rows (combined in
+     * chunk order afterwards, vg_combine_chunks). */
+    vg_tensor *dw = need_w ? vg_empty(1, &D) : NULL, *db = need_b ? vg_empty(1, &D) : NULL;
+    const vg_arena_mark mark = vg_arena_get_mark();             /* the partials die below */
+    double *part = need_w || need_b ? vg_chunk_partials(R, D, 2) : NULL;
+    const int64_t nchunks = vg_row_chunks(R);
     #pragma omp parallel for schedule(static) if (R * D > 16384)
-    for (int64_t blk = 0; blk < nblocks; blk++) {
-        int64_t c0 = blk * CB, width = D - c0 < CB ? D - c0 : CB;
-        double aw[CB] = {0}, ab[CB] = {0};
-        for (int64_t r = 0; r < R; r++) {
-            const real *xr = x + r * D + c0, *gr = dy + r * D + c0;
+    for (int64_t ch = 0; ch < nchunks; ch++) {
+        double *pw = part ? part + ch * D : NULL, *pb = part ? part + (nchunks + ch) * D : NULL;
+        const int64_t r1 = (ch + 1) * VG_ROW_CHUNK < R ? (ch + 1) * VG_ROW_CHUNK : R;
+        for (int64_t r = ch * VG_ROW_CHUNK; r < r1; r++) {
+            const real *xr = x + r * D, *gr = dy + r * D;
             const double mu = c->mean[r], rs = c->rstd[r];
-            for (int64_t j = 0; j < width; j++) {
-                aw[j] += (double)gr[j] * (((double)xr[j] - mu) * rs);
-                ab[j] += (double)gr[j];
+            if (dxp) {
+                double a1[8] = {0}, a2[8] = {0};                 /* Σ dŷ,  Σ dŷ ⊙ x̂ in 8 lanes */
+                for (int64_t i = 0; i < D; i++) {
+                    double dxh = (double)gr[i] * (w ? (double)w[i] : 1.0);
+                    double xh = ((double)xr[i] - mu) * rs;
+                    a1[i % 8] += dxh;
+                    a2[i % 8] += dxh * xh;
+                }
+                const double m1 = vg_lanes_total(a1) / (double)D, m2 = vg_lanes_total(a2) / (double)D;
+                real *o = dxp + r * D;
+                for (int64_t i = 0; i < D; i++) {
+                    double dxh = (double)gr[i] * (w ? (double)w[i] : 1.0);
+                    double xh = ((double)xr[i] - mu) * rs;
+                    o[i] = (real)(rs * (dxh - m1 - xh * m2));    /* final scale · (term 1 + 2 + 3) */
+                }
             }
+            if (part)
+                for (int64_t i = 0; i < D; i++) {
+                    pw[i] += (double)gr[i] * (((double)xr[i] - mu) * rs);
+                    pb[i] += (double)gr[i];
+                }
         }
-        for (int64_t j = 0; j < width; j++) { dwp[c0 + j] = (real)aw[j]; dbp[c0 + j] = (real)ab[j]; }
     }
-    if (need_w) vg_accumulate_grad(n->inputs[c->iw], dw);
-    if (need_b) vg_accumulate_grad(n->inputs[c->ib], db);
+    if (dw) vg_combine_chunks(part, R, D, vg_data(dw), false);
+    if (db) vg_combine_chunks(part + nchunks * D, R, D, vg_data(db), false);
+    vg_arena_release(mark);
+    if (dx) vg_accumulate_grad_owned(n->inputs[0], dx);
+    if (dw) vg_accumulate_grad_owned(n->inputs[c->iw], dw);
+    if (db) vg_accumulate_grad_owned(n->inputs[c->ib], db);
 }
 
 /* ------------------------------------------------------------------ forward */
@@ -96,10 +98,8 @@ vg_tensor *vg_layernorm_fn(vg_tensor *x, vg_tensor *w, vg_tensor *b, double eps)
     #pragma omp parallel for schedule(static) if (R * D > 16384)
     for (int64_t r = 0; r < R; r++) {
         const real *xr = xp + r * D;
-        double s = 0, v = 0;
-        for (int64_t i = 0; i < D; i++) s += (double)xr[i];
-        const double mu = s / (double)D;
-        for (int64_t i = 0; i < D; i++) { double d = (double)xr[i] - mu; v += d * d; }
+        const double mu = vg_sum_lanes(xr, D) / (double)D;
+        const double v = vg_sumsq_dev_lanes(xr, mu, D);
         const double rs = 1.0 / sqrt(v / (double)D + eps);
         c->mean[r] = mu; c->rstd[r] = rs;
         real *yr = yp + r * D;

@@ -4,7 +4,7 @@
  *   forward:   Y  = X · Wᵀ + b          one GEMM (NT), bias pre-filled and added with beta = 1
  *   backward:  dX = dY · W              GEMM (NN)            (R, out)·(out, in) → (R, in)
  *              dW += dYᵀ · X            GEMM (TN), beta = 1  (out, R)·(R, in)   → (out, in)
- *              db += Σ_r dY[r, :]       column sums, each column by one thread in row order
+ *              db += Σ_r dY[r, :]       column sums (by row chunks, vg_column_sums)
  * Also home of the two helpers the other layers share (column sums, GEMM into a gradient). */
 #include "nn.h"
 #include "tensor/gemm.h"
@@ -12,19 +12,42 @@
 #include <string.h>
 
 /* ------------------------------------------------------------------ shared helpers */
-void vg_column_sums(const real *x, int64_t rows, int64_t cols, real *out, bool accumulate) {
-    enum { CB = 16 };                               /* columns per task */
-    int64_t nblocks = (cols + CB - 1) / CB;
-    #pragma omp parallel for schedule(static) if (rows * cols > 32768)
+double *vg_chunk_partials(int64_t rows, int64_t cols, int k) {
+    size_t n = (size_t)(vg_row_chunks(rows) * cols * k);
+    double *p = vg_arena_alloc(sizeof(double) * (n + 1));
+    memset(p, 0, sizeof(double) * n);
+    return p;
+}
+
+void vg_combine_chunks(const double *part, int64_t rows, int64_t cols, real *out, bool accumulate) {
+    enum { CB = 64 };                               /* columns per task */
+    const int64_t nchunks = vg_row_chunks(rows), nblocks = (cols + CB - 1) / CB;
+    #pragma omp parallel for schedule(static) if (nchunks * cols > 32768)
     for (int64_t blk = 0; blk < nblocks; blk++) {
-        int64_t c0 = blk * CB, w = cols - c0 < CB ? cols - c0 : CB;
+        const int64_t c0 = blk * CB, w = cols - c0 < CB ? cols - c0 : CB;
         double acc[CB] = {0};
-        for (int64_t r = 0; r < rows; r++) {
-            const real *xr = x + r * cols + c0;
-            for (int64_t j = 0; j < w; j++) acc[j] += (double)xr[j];
+        for (int64_t ch = 0; ch < nchunks; ch++) {
+            const double *p = part + ch * cols + c0;
+            for (int64_t j = 0; j < w; j++) acc[j] += p[j];
         }
-        for (int64_t j = 0; j < w; j++) out[c0 + j] = accumulate ? (real)((double)out[c0 + j] + acc[j]) : (real)acc[j];
+        for (int64_t j = 0; j < w; j++)
+            out[c0 + j] = accumulate ? (real)((double)out[c0 + j] + acc[j]) : (real)acc[j];
     }
+}
+
+void vg_column_sums(const real *x, int64_t rows, int64_t cols, real *out, bool accumulate) {
+    const int64_t nchunks = vg_row_chunks(rows);
+    const vg_arena_mark mark = vg_arena_get_mark();  /* the partials die here */
+    double *part = vg_chunk_partials(rows, cols, 1);
+    #pragma omp parallel for schedule(static) if (rows * cols > 32768)
+    for (int64_t ch = 0; ch < nchunks; ch++) {
+        double *p = part + ch * cols;
+        const int64_t r1 = (ch + 1) * VG_ROW_CHUNK < rows ? (ch + 1) * VG_ROW_CHUNK : rows;
+        for (int64_t r = ch * VG_ROW_CHUNK; r < r1; r++)
+            for (int64_t j = 0; j < cols; j++) p[j] += (double)x[r * cols + j];
+    }
+    vg_combine_chunks(part, rows, cols, out, accumulate);
+    vg_arena_release(mark);
 }
 
 void vg_accumulate_grad_gemm(vg_tensor *t, int transA, int transB, int M, int N, int K, real alpha,

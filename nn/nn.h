@@ -62,9 +62,18 @@ vg_tensor *vg_cross_entropy_fn(vg_tensor *logits, const int32_t *labels, double 
 int64_t    vg_top1_correct(const vg_tensor *logits, const int32_t *labels);
 
 /* ------------------------------------------------------------------ helpers shared by the layers */
-/* out[c] = Σ_r x[r, c] (or += when accumulate) for a contiguous (rows, cols) matrix. Parallel over
- * blocks of columns; each column is summed in row order in double: the same bits for any thread
- * count. Used for bias gradients. */
+/* Column sums over rows in fixed chunks of VG_ROW_CHUNK rows: each chunk's partial sums (double)
+ * go to their own slot, and the slots are added in chunk order. Row passes stay sequential in
+ * memory and can be fused with the pass that produces the rows (bias-GELU and LayerNorm backward
+ * do), and the result has the same bits for any thread count.
+ *   vg_chunk_partials(rows, cols, k): arena buffer of k zeroed (n_chunks × cols) double blocks;
+ *   vg_combine_chunks(part, rows, cols, out, accumulate): out[c] (+)= Σ_chunk part[chunk][c]. */
+enum { VG_ROW_CHUNK = 64 };
+static inline int64_t vg_row_chunks(int64_t rows) { return (rows + VG_ROW_CHUNK - 1) / VG_ROW_CHUNK; }
+double *vg_chunk_partials(int64_t rows, int64_t cols, int k);
+void vg_combine_chunks(const double *part, int64_t rows, int64_t cols, real *out, bool accumulate);
+/* out[c] = Σ_r x[r, c] (or += when accumulate) for a contiguous (rows, cols) matrix, by row chunks
+ * as above. Used for bias gradients. */
 void vg_column_sums(const real *x, int64_t rows, int64_t cols, real *out, bool accumulate);
 /* t.grad += G where G = alpha·op(A)·op(B) (M×N = t's shape flattened to 2-D), computed by
  * vg_gemm with beta = 1 straight into an existing gradient buffer, or into a fresh one. */
