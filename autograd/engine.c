@@ -88,38 +88,56 @@ vg_tensor *vg_detach(vg_tensor *t) {
 }
 
 /* ---------------------------------------------------------------- topological order */
-/* Iterative DFS (graphs of deep models would overflow a recursive one); postorder = inputs first. */
+/* Iterative DFS (graphs of deep models would overflow a recursive one); postorder = inputs first.
+ * The stack and the result live in grow-only buffers kept between calls, so a steady-state
+ * training step does not malloc here; the result is valid until the next walk. */
 static int epoch;
+static vg_node **walk_stack, **walk_out;
+static int *walk_next, walk_stack_cap, walk_next_cap, walk_out_cap;
 
-int vg_graph_nodes(vg_tensor *root, vg_node **out, int max) {
+/* p grown to hold at least `need` elements (contents kept); NULL and an empty buffer when out of memory */
+static void *grown(void *p, int *cap, int need, size_t elem) {
+    if (p && need <= *cap) return p;
+    int c = *cap > 0 ? *cap : 1024;
+    while (c < need) c *= 2;
+    void *q = realloc(p, elem * (size_t)c);
+    if (!q) { free(p); *cap = 0; return NULL; }
+    *cap = c;
+    return q;
+}
+
+/* Nodes reachable from root in topological order (inputs first); -1 when out of memory. */
+static int walk_graph(vg_tensor *root) {
     if (!root || !root->node) return 0;
     epoch++;
-    int count = 0, cap = 1024, top = 0;
-    vg_node **stack = malloc(sizeof *stack * (size_t)cap);
-    int *next_child = malloc(sizeof *next_child * (size_t)cap);
-    stack[top] = root->node; next_child[top] = 0; top++;
+    int count = 0, top = 0;
+    if (!(walk_stack = grown(walk_stack, &walk_stack_cap, 1, sizeof *walk_stack)) ||
+        !(walk_next = grown(walk_next, &walk_next_cap, 1, sizeof *walk_next))) return -1;
+    walk_stack[top] = root->node; walk_next[top] = 0; top++;
     root->node->mark = epoch;
     while (top) {
-        vg_node *n = stack[top - 1];
-        if (next_child[top - 1] < n->n_inputs) {
-            vg_tensor *in = n->inputs[next_child[top - 1]++];
+        vg_node *n = walk_stack[top - 1];
+        if (walk_next[top - 1] < n->n_inputs) {
+            vg_tensor *in = n->inputs[walk_next[top - 1]++];
             if (in && in->node && in->node->mark != epoch) {
                 in->node->mark = epoch;
-                if (top == cap) {
-                    cap *= 2;
-                    stack = realloc(stack, sizeof *stack * (size_t)cap);
-                    next_child = realloc(next_child, sizeof *next_child * (size_t)cap);
-                }
-                stack[top] = in->node; next_child[top] = 0; top++;
+                if (!(walk_stack = grown(walk_stack, &walk_stack_cap, top + 1, sizeof *walk_stack)) ||
+                    !(walk_next = grown(walk_next, &walk_next_cap, top + 1, sizeof *walk_next))) return -1;
+                walk_stack[top] = in->node; walk_next[top] = 0; top++;
             }
         } else {
-            if (count < max) out[count] = n;
-            count++;
+            if (!(walk_out = grown(walk_out, &walk_out_cap, count + 1, sizeof *walk_out))) return -1;
+            walk_out[count++] = n;
             top--;
         }
     }
-    free(stack); free(next_child);
     return count;
+}
+
+int vg_graph_nodes(vg_tensor *root, vg_node **out, int max) {
+    int count = walk_graph(root);
+    for (int i = 0; out && i < count && i < max; i++) out[i] = walk_out[i];
+    return count < 0 ? 0 : count;
 }
 
 bool vg_backward(vg_tensor *root, const vg_tensor *grad_root) {
@@ -135,9 +153,9 @@ bool vg_backward(vg_tensor *root, const vg_tensor *grad_root) {
         vg_accumulate_grad(root, g);
         return true;
     }
-    int n = vg_graph_nodes(root, NULL, 0);
-    vg_node **order = malloc(sizeof *order * (size_t)n);
-    vg_graph_nodes(root, order, n);
+    const int n = walk_graph(root);
+    if (n < 0) { vg_set_error("backward: out of memory walking the graph"); return false; }
+    vg_node **order = walk_out;                     /* no rule walks the graph: stays valid */
     /* non-leaf gradients belong to this call only: reset them (idempotent backward) */
     for (int i = 0; i < n; i++) order[i]->out->grad = NULL;
     vg_no_grad_begin();
@@ -149,6 +167,5 @@ bool vg_backward(vg_tensor *root, const vg_tensor *grad_root) {
         if (node->out->grad) node->backward(node, node->out->grad);
     }
     vg_no_grad_end();
-    free(order);
     return true;
 }
