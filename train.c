@@ -387,11 +387,7 @@ static int load_weights(trainer *t, const char *path, vg_interp_mode interp, boo
         int64_t n = pe->shape[1] - 1, g = (int64_t)llround(sqrt((double)n));
         if (g * g != n) { snprintf(err, ERRLEN, "%.400s: pos_embed has %lld patch rows, not a square grid", path, (long long)n); goto done; }
         vg_tensor *src = vg_empty(VG_DIMS(1, pe->shape[1], D));
-#ifdef VG_DOUBLE
-        if (vg_st_read_f64(f, "pos_embed", vg_data(src), (size_t)vg_numel(src), e2, sizeof e2)) { snprintf(err, ERRLEN, "%.1000s", e2); goto done; }
-#else
-        if (vg_st_read_f32(f, "pos_embed", vg_data(src), (size_t)vg_numel(src), e2, sizeof e2)) { snprintf(err, ERRLEN, "%.1000s", e2); goto done; }
-#endif
+        if (vg_st_read_tensor(f, "pos_embed", src, e2, sizeof e2)) { snprintf(err, ERRLEN, "%.1000s", e2); goto done; }
         vg_tensor *r = vg_resize_pos_embed(src, (int)g, (int)g, t->model.grid_h, t->model.grid_w, interp);
         if (!r) { snprintf(err, ERRLEN, "%.400s: resizing pos_embed: %.500s", path, vg_error()); goto done; }
         vg_copy_raw(t->model.pos_embed, r);

@@ -156,6 +156,14 @@ int vg_params_to_writer(const vg_params *p, vg_st_writer *w, char *err, size_t e
     return 0;
 }
 
+int vg_st_read_tensor(const vg_st_file *f, const char *name, vg_tensor *t, char *err, size_t errlen) {
+#ifdef VG_DOUBLE
+    return vg_st_read_f64(f, name, vg_data(t), (size_t)vg_numel(t), err, errlen);
+#else
+    return vg_st_read_f32(f, name, vg_data(t), (size_t)vg_numel(t), err, errlen);
+#endif
+}
+
 int vg_params_load(const vg_params *p, const vg_st_file *f, const char *prefix, bool strict,
                    const char *const *skip, char *err, size_t errlen) {
     char name[300];
@@ -178,12 +186,7 @@ int vg_params_load(const vg_params *p, const vg_st_file *f, const char *prefix, 
             snprintf(err, errlen, "tensor \"%s\" has shape %s, the model expects %s", name, got, want);
             return -1;
         }
-#ifdef VG_DOUBLE
-        int rc = vg_st_read_f64(f, name, vg_data(t), (size_t)vg_numel(t), err, errlen);
-#else
-        int rc = vg_st_read_f32(f, name, vg_data(t), (size_t)vg_numel(t), err, errlen);
-#endif
-        if (rc) return -1;
+        if (vg_st_read_tensor(f, name, t, err, errlen)) return -1;
     }
     if (strict) {
         for (size_t k = 0; k < vg_st_count(f); k++) {

@@ -29,6 +29,10 @@ int vg_checkpoint_resolve(const char *path, char *model_path, char *state_path, 
  * pointers to the parameter data: write before changing them. */
 int vg_params_to_writer(const vg_params *p, vg_st_writer *w, char *err, size_t errlen);
 
+/* Read tensor `name` of f into the contiguous tensor t, converting to `real`; an error names the
+ * tensor when it is missing, has another element count or an unreadable dtype. */
+int vg_st_read_tensor(const vg_st_file *f, const char *name, vg_tensor *t, char *err, size_t errlen);
+
 /* Copy tensors named `prefix + param name` from f into the parameters. Every parameter must be
  * present with the same shape (else an error naming it); when strict, keys of f that start with
  * prefix but match no parameter are an error too. Parameters listed in `skip` (NULL-terminated,
