@@ -9,7 +9,9 @@ CC      ?= gcc
 ARCH    ?= -march=native
 OPT     ?= -O3
 WARN    := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wno-missing-field-initializers
-CFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) $(ARCH) -fopenmp $(WARN) -I. $(EXTRA_CFLAGS)
+# -fno-math-errno: libm calls need not set errno, so sqrt can become one vector instruction (AdamW).
+# It changes no result (unlike -ffast-math, which this project never uses).
+CFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) $(ARCH) -fopenmp -fno-math-errno $(WARN) -I. $(EXTRA_CFLAGS)
 LDLIBS  := -fopenmp -lstb -lpng -lz -lm -lpthread $(EXTRA_LDFLAGS)
 B       ?= build
 

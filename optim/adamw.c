@@ -3,6 +3,13 @@
 #include "optim.h"
 #include <math.h>
 #include <stdlib.h>
+#include "nn/lanes.h"
+
+#ifdef VG_DOUBLE
+#define SQRT_REAL sqrt
+#else
+#define SQRT_REAL sqrtf     /* = (float)sqrt((double)v) bit for bit: sqrt never double-rounds */
+#endif
 
 vg_adamw *vg_adamw_new(const vg_params *params, double weight_decay) {
     vg_adamw *o = calloc(1, sizeof *o);
@@ -39,7 +46,7 @@ void vg_adamw_step(vg_adamw *o, double lr) {
             p[k] *= decay;
             m[k] = m[k] * b1 + one_minus_b1 * g[k];
             v[k] = v[k] * b2 + one_minus_b2 * g[k] * g[k];
-            real denom = (real)sqrt(v[k]) / bc2_sqrt_r + eps;
+            real denom = SQRT_REAL(v[k]) / bc2_sqrt_r + eps;   /* the rounded sqrt of v, as torch */
             p[k] = p[k] - step_size * (m[k] / denom);
         }
     }
@@ -56,10 +63,7 @@ double vg_clip_grad_norm(const vg_params *params, double max_norm) {
     for (int i = 0; i < params->n; i++) {             /* fixed order: deterministic */
         vg_tensor *g = params->items[i].tensor->grad;
         if (!g) continue;
-        const real *gp = vg_data(g);
-        double s = 0;
-        for (int64_t k = 0, n = vg_numel(g); k < n; k++) s += (double)gp[k] * (double)gp[k];
-        total_sq += s;
+        total_sq += vg_dot_lanes(vg_data(g), vg_data(g), vg_numel(g));
     }
     double total = sqrt(total_sq);
     if (max_norm > 0) {
