@@ -47,7 +47,9 @@ static inline bool vg_input_needs_grad(const vg_node *n, int i) { return n->inpu
 
 /* ---- the engine ---- */
 /* Backpropagate from `root`. grad_root NULL means ones (the usual scalar loss). Non-leaf grads are
- * reset first, so calling it twice after vg_zero_grad gives identical gradients. Returns false
+ * reset first, so calling it twice after vg_zero_grad gives identical gradients. A non-leaf
+ * tensor's .grad is working memory of the walk (rules hand buffers on, e.g. an add's inputs share
+ * its output's buffer): read the gradients of leaves. Returns false
  * with vg_error() set if root is NULL or does not require grad. */
 bool vg_backward(vg_tensor *root, const vg_tensor *grad_root);
 void vg_zero_grad(vg_tensor *t);            /* grad := 0 (keeps the buffer) */
@@ -57,6 +59,12 @@ int  vg_graph_nodes(vg_tensor *root, vg_node **out, int max);
 
 /* ---- elementwise, with NumPy/PyTorch broadcasting ---- */
 vg_tensor *vg_add(vg_tensor *a, vg_tensor *b);
+/* a + b written over b's storage, for a residual connection x + f(x): b must be a step temporary
+ * that no other tensor views and no recorded op saved for its backward (a Linear's or dropout's
+ * output qualifies: their backward keeps inputs, weights and masks, not outputs). b's values are
+ * gone afterwards. Falls back to vg_add when shapes differ or a/b are not plain contiguous arena
+ * tensors. Gradients as vg_add. */
+vg_tensor *vg_add_into(vg_tensor *a, vg_tensor *b);
 vg_tensor *vg_sub(vg_tensor *a, vg_tensor *b);
 vg_tensor *vg_mul(vg_tensor *a, vg_tensor *b);
 vg_tensor *vg_div(vg_tensor *a, vg_tensor *b);

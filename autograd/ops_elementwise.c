@@ -57,10 +57,12 @@ static vg_tensor *binary_raw(binary_op op, const vg_tensor *a, const vg_tensor *
     return out;
 }
 
-/* ---- add: d/da = 1, d/db = 1 ---- */
+/* ---- add: d/da = 1, d/db = 1 ----
+ * g (the output's gradient) is final when this rule runs and nothing reads it afterwards, so b
+ * adopts it as its gradient when it has none (no copy); a gets its own copy (sum). */
 static void add_backward(vg_node *n, const vg_tensor *g) {
     vg_accumulate_grad(n->inputs[0], g);
-    vg_accumulate_grad(n->inputs[1], g);
+    vg_accumulate_grad_owned(n->inputs[1], (vg_tensor *)g);
 }
 /* ---- sub: d/da = 1, d/db = −1 ---- */
 static void sub_backward(vg_node *n, const vg_tensor *g) {
@@ -93,6 +95,24 @@ static vg_tensor *binary(binary_op op, vg_tensor *a, vg_tensor *b, const char *n
 }
 
 vg_tensor *vg_add(vg_tensor *a, vg_tensor *b) { return binary(B_ADD, a, b, "add", add_backward); }
+
+/* a + b stored over b (see autograd.h): saves one activation per residual connection. */
+vg_tensor *vg_add_into(vg_tensor *a, vg_tensor *b) {
+    if (!a || !b) return NULL;
+    if (a == b || !vg_same_shape(a, b) || !vg_is_contiguous(a) || !vg_is_contiguous(b) ||
+        b->persistent || b->storage->persistent || a->storage == b->storage)
+        return vg_add(a, b);
+    const real *x = vg_data(a);
+    real *y = vg_data(b);
+    const int64_t n = vg_numel(b);
+    #pragma omp parallel for schedule(static) if (n > (1 << 18))
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] + y[i];
+    vg_tensor *out = vg_view_raw(b, b->ndim, b->shape, b->strides, b->offset);
+    out->requires_grad = false;
+    vg_tensor *inputs[2] = {a, b};
+    if (vg_needs_grad(2, inputs)) vg_record(out, "add", add_backward, 2, inputs);
+    return out;
+}
 vg_tensor *vg_sub(vg_tensor *a, vg_tensor *b) { return binary(B_SUB, a, b, "sub", sub_backward); }
 vg_tensor *vg_mul(vg_tensor *a, vg_tensor *b) { return binary(B_MUL, a, b, "mul", mul_backward); }
 vg_tensor *vg_div(vg_tensor *a, vg_tensor *b) { return binary(B_DIV, a, b, "div", div_backward); }

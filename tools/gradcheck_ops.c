@@ -18,6 +18,11 @@ BINARY_CASES(add, vg_add, 0, 0)
 BINARY_CASES(sub, vg_sub, 0, 0)
 BINARY_CASES(mul, vg_mul, 0, 0)
 BINARY_CASES(div, vg_div, 0.5, 2.0)
+/* add_into: b is made a step temporary first (1.5·b), as in a residual connection */
+static vg_tensor *add_into_tmp(vg_tensor *a, vg_tensor *b) { return vg_add_into(a, vg_mul_scalar(b, 1.5)); }
+static bin_ctx add_into_c0 = {add_into_tmp, 0}, add_into_c1 = {add_into_tmp, 1};
+GC_REGISTER(add_into_0, {"add_into", "over a temporary", f_binary, &add_into_c0, 2, {GC_IN(3, 4), GC_IN(3, 4)}})
+GC_REGISTER(add_into_1, {"add_into", "transposed a (falls back to add)", f_binary, &add_into_c1, 2, {GC_IN(4, 3), GC_IN(3, 4)}})
 
 /* ---- unary ops: mode 0 plain, 1 on a transposed view */
 typedef struct { vg_tensor *(*op)(vg_tensor *); int mode; } un_ctx;

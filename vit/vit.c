@@ -233,7 +233,7 @@ vg_tensor *vg_vit_block_forward(vg_vit *m, int i, vg_tensor *x, bool train, vg_r
     h = vg_attention_fn(h, c->num_heads, c->attn_drop_rate, train, rng, attn_out); /* (B, T, D) */
     h = vg_linear_fn(h, b->attn.proj.weight, b->attn.proj.bias);
     h = vg_dropout_fn(h, c->drop_rate, train, rng);
-    x = vg_add(x, h);
+    x = vg_add_into(x, h);                  /* h (proj or dropout output) is overwritten: unneeded */
     /* x + mlp(norm2(x)), mlp = fc2(drop(gelu(fc1(·)))) then drop */
     h = vg_layernorm_fn(x, b->norm2.weight, b->norm2.bias, c->norm_eps);
     h = vg_linear_fn(h, b->fc1.weight, NULL);                                   /* (B, T, hidden) */
@@ -241,7 +241,7 @@ vg_tensor *vg_vit_block_forward(vg_vit *m, int i, vg_tensor *x, bool train, vg_r
     h = vg_dropout_fn(h, c->drop_rate, train, rng);
     h = vg_linear_fn(h, b->fc2.weight, b->fc2.bias);                            /* (B, T, D) */
     h = vg_dropout_fn(h, c->drop_rate, train, rng);
-    return vg_add(x, h);
+    return vg_add_into(x, h);
 }
 
 vg_tensor *vg_vit_forward_features(vg_vit *m, vg_tensor *image, bool train, vg_rng *rng) {
