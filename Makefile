@@ -48,8 +48,11 @@ inspect: $(INSPECT_SRC:%.c=$(B)/f32/%.o) $(B)/libvitgrad.a
 	$(CC) $^ -o $@ $(LDLIBS)
 $(B)/autograd_example: $(B)/f32/examples/autograd_example.o $(B)/libvitgrad.a
 	$(CC) $^ -o $@ $(LDLIBS)
+# run_tests counts our code's allocation calls (tests/test_alloc.c): the library is linked statically,
+# so --wrap reroutes its malloc/free calls through the test's counting wrappers.
+WRAP_ALLOC := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc,--wrap=free
 $(B)/run_tests: $(TEST_SRC:%.c=$(B)/f32/%.o) $(B)/libvitgrad.a
-	$(CC) $^ -o $@ $(LDLIBS)
+	$(CC) $^ -o $@ $(WRAP_ALLOC) $(LDLIBS)
 
 test: all $(B)/run_tests $(B)/autograd_example
 	@bash tests/run.sh $(B)
