@@ -45,7 +45,15 @@ static void layernorm_backward(vg_node *n, const vg_tensor *g) {
             const double mu = c->mean[r], rs = c->rstd[r];
             if (dxp) {
                 double a1[8] = {0}, a2[8] = {0};                 /* Σ dŷ,  Σ dŷ ⊙ x̂ in 8 lanes */
-                for (int64_t i = 0; i < D; i++) {
+                int64_t i = 0;
+                for (; i + 8 <= D; i += 8)
+                    for (int l = 0; l < 8; l++) {
+                        double dxh = (double)gr[i + l] * (w ? (double)w[i + l] : 1.0);
+                        double xh = ((double)xr[i + l] - mu) * rs;
+                        a1[l] += dxh;
+                        a2[l] += dxh * xh;
+                    }
+                for (; i < D; i++) {
                     double dxh = (double)gr[i] * (w ? (double)w[i] : 1.0);
                     double xh = ((double)xr[i] - mu) * rs;
                     a1[i % 8] += dxh;
@@ -53,7 +61,7 @@ static void layernorm_backward(vg_node *n, const vg_tensor *g) {
                 }
                 const double m1 = vg_lanes_total(a1) / (double)D, m2 = vg_lanes_total(a2) / (double)D;
                 real *o = dxp + r * D;
-                for (int64_t i = 0; i < D; i++) {
+                for (i = 0; i < D; i++) {
                     double dxh = (double)gr[i] * (w ? (double)w[i] : 1.0);
                     double xh = ((double)xr[i] - mu) * rs;
                     o[i] = (real)(rs * (dxh - m1 - xh * m2));    /* final scale · (term 1 + 2 + 3) */
