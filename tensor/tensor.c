@@ -185,7 +185,16 @@ int vg_shape_str(const vg_tensor *t, char *buf, size_t n) {
 /* ---------------------------------------------------------------- strided iteration */
 void vg_copy_raw(vg_tensor *dst, const vg_tensor *src) {
     if (vg_is_contiguous(dst) && vg_is_contiguous(src)) {
-        memmove(vg_data(dst), vg_data(src), sizeof(real) * (size_t)vg_numel(dst));
+        real *d = vg_data(dst);
+        const real *s = vg_data(src);
+        const int64_t n = vg_numel(dst), CH = 1 << 16;
+        if (n <= (1 << 18) || (d < s + n && s < d + n)) {   /* small, or overlapping: one memmove */
+            memmove(d, s, sizeof(real) * (size_t)n);
+            return;
+        }
+        #pragma omp parallel for schedule(static)             /* big gradient copies: both cores */
+        for (int64_t c = 0; c < (n + CH - 1) / CH; c++)
+            memcpy(d + c * CH, s + c * CH, sizeof(real) * (size_t)(n - c * CH < CH ? n - c * CH : CH));
         return;
     }
     if (dst->ndim == 0) { *vg_data(dst) = *vg_data(src); return; }
