@@ -358,55 +358,6 @@ static void gemm_packed(const gemm_problem *p, int m0, int m1, int n0, int n1) {
     }
 }
 
-/* Single-threaded product on the C block [m0,m1) × [n0,n1) without packing A: for A stored with k
- * contiguous (csA = 1: the activations of Linear forward and dX) and a narrow C, the packed A
- * block would be reused by only N/NR micro-panels, so the transposing pack costs a large share of
- * the product. Here the micro-kernel broadcasts A's values straight from its MR rows (each row a
- * sequential stream; an mc×kc block stays in L2 across the jr loop as a packed one would). Same
- * blocking and the same FMA order per element as gemm_packed: the same bits. */
-static void gemm_inplace_a(const gemm_problem *p, int m0, int m1, int n0, int n1) {
-    const int K = p->K;
-    const int kc_n = balanced_block(K, KC, 1);
-    const int mc_n = balanced_block(m1 - m0, MC, MR);
-    const int nc_n = balanced_block(n1 - n0, NC, NR);
-    real *bufB = buf_get(&tl_bufB, (size_t)NC * KC);
-    if (!bufB || kc_n > KC || mc_n > MC || nc_n > NC) abort();  /* out of memory */
-
-    for (int jc = n0; jc < n1; jc += nc_n) {
-        const int nc = n1 - jc < nc_n ? n1 - jc : nc_n;
-        for (int pc = 0; pc < K; pc += kc_n) {
-            const int kc = K - pc < kc_n ? K - pc : kc_n;
-            const real beta = pc == 0 ? p->beta : 1;
-            for (int j = 0; j < nc; j += NR)
-                pack_B(bufB + (long)j * kc, p->B + pc * p->rsB + (jc + j) * p->csB,
-                       p->csB, p->rsB, nc - j < NR ? nc - j : NR, kc);
-            for (int ic = m0; ic < m1; ic += mc_n) {
-                const int mc = m1 - ic < mc_n ? m1 - ic : mc_n;
-                for (int j = 0; j < nc; j += NR) {
-                    const int nr = nc - j < NR ? nc - j : NR;
-                    for (int i = 0; i < mc; i += MR) {
-                        const int mr = mc - i < MR ? mc - i : MR;
-                        kernel_strided(kc, p->A + (long)(ic + i) * p->rsA + pc * p->csA, p->rsA,
-                                       p->csA, mr, bufB + (long)j * kc,
-                                       p->C + (ic + i) * p->ldc + jc + j, p->ldc, mr, nr,
-                                       p->alpha, beta);
-                    }
-                }
-            }
-        }
-    }
-}
-
-/* Which big-product path: A in place when its k runs are contiguous and C is at most this many
- * columns wide (VG_GEMM_INPLACE_MAX_N=0 turns the path off; bench/gemm_bench.c compares). */
-#ifndef VG_GEMM_INPLACE_MAX_N
-#define VG_GEMM_INPLACE_MAX_N 256
-#endif
-static void gemm_block(const gemm_problem *p, int m0, int m1, int n0, int n1) {
-    if (p->csA == 1 && n1 - n0 <= VG_GEMM_INPLACE_MAX_N) gemm_inplace_a(p, m0, m1, n0, n1);
-    else gemm_packed(p, m0, m1, n0, n1);
-}
-
 /* Single-threaded product for small shapes: only B is packed (whole K at once); A is read in
  * place by the micro-kernel, so there is no per-call A packing. */
 static void gemm_small(const gemm_problem *p) {
@@ -434,7 +385,7 @@ static void gemm_single(const gemm_problem *p) {
     if (p->M <= 0 || p->N <= 0) return;
     if (p->K <= 0 || p->alpha == 0) { scale_c(p, 0, p->M, 0, p->N); return; }
     if (is_small(p)) gemm_small(p);
-    else gemm_block(p, 0, p->M, 0, p->N);
+    else gemm_packed(p, 0, p->M, 0, p->N);
 }
 
 /* Threads to use: 1 inside a parallel region, otherwise OpenMP's count, capped so every thread
@@ -468,11 +419,11 @@ void vg_gemm(int transA, int transB, int M, int N, int K,
         if (split_m) {
             int m0 = (int)((long)mtiles * t / T) * MR, m1 = (int)((long)mtiles * (t + 1) / T) * MR;
             if (m1 > M) m1 = M;
-            if (m0 < m1) gemm_block(&p, m0, m1, 0, N);
+            if (m0 < m1) gemm_packed(&p, m0, m1, 0, N);
         } else {
             int n0 = (int)((long)ntiles * t / T) * NR, n1 = (int)((long)ntiles * (t + 1) / T) * NR;
             if (n1 > N) n1 = N;
-            if (n0 < n1) gemm_block(&p, 0, M, n0, n1);
+            if (n0 < n1) gemm_packed(&p, 0, M, n0, n1);
         }
     }
 }
