@@ -92,8 +92,10 @@ vg_tensor *vg_detach(vg_tensor *t) {
  * The stack and the result live in grow-only buffers kept between calls, so a steady-state
  * training step does not malloc here; the result is valid until the next walk. */
 static int epoch;
-static vg_node **walk_stack, **walk_out;
-static int *walk_next, walk_stack_cap, walk_next_cap, walk_out_cap;
+typedef struct { vg_node *node; int next_input; } walk_frame;   /* DFS stack entry */
+static walk_frame *walk_stack;
+static vg_node **walk_out;
+static int walk_stack_cap, walk_out_cap;
 
 /* p grown to hold at least `need` elements (contents kept); NULL and an empty buffer when out of memory */
 static void *grown(void *p, int *cap, int need, size_t elem) {
@@ -106,28 +108,26 @@ static void *grown(void *p, int *cap, int need, size_t elem) {
     return q;
 }
 
-/* Nodes reachable from root in topological order (inputs first); -1 when out of memory. */
+/* Nodes reachable from root in topological order (inputs first) into walk_out; -1 when out of memory. */
 static int walk_graph(vg_tensor *root) {
     if (!root || !root->node) return 0;
     epoch++;
     int count = 0, top = 0;
-    if (!(walk_stack = grown(walk_stack, &walk_stack_cap, 1, sizeof *walk_stack)) ||
-        !(walk_next = grown(walk_next, &walk_next_cap, 1, sizeof *walk_next))) return -1;
-    walk_stack[top] = root->node; walk_next[top] = 0; top++;
+    if (!(walk_stack = grown(walk_stack, &walk_stack_cap, 1, sizeof *walk_stack))) return -1;
+    walk_stack[top++] = (walk_frame){root->node, 0};
     root->node->mark = epoch;
     while (top) {
-        vg_node *n = walk_stack[top - 1];
-        if (walk_next[top - 1] < n->n_inputs) {
-            vg_tensor *in = n->inputs[walk_next[top - 1]++];
+        walk_frame *f = &walk_stack[top - 1];
+        if (f->next_input < f->node->n_inputs) {
+            vg_tensor *in = f->node->inputs[f->next_input++];
             if (in && in->node && in->node->mark != epoch) {
                 in->node->mark = epoch;
-                if (!(walk_stack = grown(walk_stack, &walk_stack_cap, top + 1, sizeof *walk_stack)) ||
-                    !(walk_next = grown(walk_next, &walk_next_cap, top + 1, sizeof *walk_next))) return -1;
-                walk_stack[top] = in->node; walk_next[top] = 0; top++;
+                if (!(walk_stack = grown(walk_stack, &walk_stack_cap, top + 1, sizeof *walk_stack))) return -1;
+                walk_stack[top++] = (walk_frame){in->node, 0};
             }
         } else {
             if (!(walk_out = grown(walk_out, &walk_out_cap, count + 1, sizeof *walk_out))) return -1;
-            walk_out[count++] = n;
+            walk_out[count++] = f->node;
             top--;
         }
     }

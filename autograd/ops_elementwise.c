@@ -99,7 +99,7 @@ vg_tensor *vg_add(vg_tensor *a, vg_tensor *b) { return binary(B_ADD, a, b, "add"
 /* a + b stored over b (see autograd.h): saves one activation per residual connection. */
 vg_tensor *vg_add_into(vg_tensor *a, vg_tensor *b) {
     if (!a || !b) return NULL;
-    if (a == b || !vg_same_shape(a, b) || !vg_is_contiguous(a) || !vg_is_contiguous(b) ||
+    if (!vg_same_shape(a, b) || !vg_is_contiguous(a) || !vg_is_contiguous(b) ||
         b->persistent || b->storage->persistent || a->storage == b->storage)
         return vg_add(a, b);
     const real *x = vg_data(a);
