@@ -17,7 +17,7 @@
  * GEMMs (65×65×64 for ViT on CIFAR) go through vg_gemm, which stays single-threaded inside. */
 #include "nn.h"
 #include "tensor/gemm.h"
-#include "lanes.h"
+#include "tensor/lanes.h"
 #include <math.h>
 #include <string.h>
 
@@ -82,9 +82,10 @@ static void softmax_rows_inplace(real *s, int64_t N) {
         _mm256_storeu_ps(lanes, vs);
         double sum = 0;
         for (int l = 0; l < 8; l++) sum += (double)lanes[l];
-        const __m256 inv = _mm256_set1_ps((float)(1.0 / sum));
-        for (int64_t j = 0; j < N8; j += 8) _mm256_storeu_ps(r + j, _mm256_mul_ps(_mm256_loadu_ps(r + j), inv));
-        for (int64_t j = N8; j < N; j++) r[j] *= (float)(1.0 / sum);
+        const float inv = (float)(1.0 / sum);
+        const __m256 vinv = _mm256_set1_ps(inv);
+        for (int64_t j = 0; j < N8; j += 8) _mm256_storeu_ps(r + j, _mm256_mul_ps(_mm256_loadu_ps(r + j), vinv));
+        for (int64_t j = N8; j < N; j++) r[j] *= inv;
     }
 }
 #else

@@ -90,7 +90,7 @@ static void bias_gelu_backward(vg_node *n, const vg_tensor *g) {
     const int64_t nchunks = vg_row_chunks(R);
     #pragma omp parallel for schedule(static) if (R * D > 16384)
     for (int64_t ch = 0; ch < nchunks; ch++) {
-        const int64_t r1 = (ch + 1) * VG_ROW_CHUNK < R ? (ch + 1) * VG_ROW_CHUNK : R;
+        const int64_t r1 = vg_chunk_end(ch, R);
         for (int64_t r = ch * VG_ROW_CHUNK; r < r1; r++) {
             #pragma omp simd
             for (int64_t i = 0; i < D; i++) {

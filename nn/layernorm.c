@@ -1,12 +1,12 @@
 /* layernorm.c — LayerNorm over the last dimension, one fused op with a hand-written backward.
  *
  *   x (…, D) seen as R rows of D; w, b (D) optional (no affine when NULL)
- *   forward, per row:  μ = mean(x),  σ² = mean((x − μ)²)   (two passes, in double, nn/lanes.h)
+ *   forward, per row:  μ = mean(x),  σ² = mean((x − μ)²)   (two passes, in double, tensor/lanes.h)
  *                      rstd = 1/√(σ² + eps),  x̂ = (x − μ)·rstd,  y = x̂ ⊙ w + b
  *   saved: μ and rstd per row (double, arena), x (contiguous), w.
  * The biased variance (divide by D) is PyTorch's; timm's ViT uses eps = 1e-6, PyTorch 1e-5. */
 #include "nn.h"
-#include "lanes.h"
+#include "tensor/lanes.h"
 #include <math.h>
 #include <string.h>
 
@@ -39,7 +39,7 @@ static void layernorm_backward(vg_node *n, const vg_tensor *g) {
     #pragma omp parallel for schedule(static) if (R * D > 16384)
     for (int64_t ch = 0; ch < nchunks; ch++) {
         double *pw = part ? part + ch * D : NULL, *pb = part ? part + (nchunks + ch) * D : NULL;
-        const int64_t r1 = (ch + 1) * VG_ROW_CHUNK < R ? (ch + 1) * VG_ROW_CHUNK : R;
+        const int64_t r1 = vg_chunk_end(ch, R);
         for (int64_t r = ch * VG_ROW_CHUNK; r < r1; r++) {
             const real *xr = x + r * D, *gr = dy + r * D;
             const double mu = c->mean[r], rs = c->rstd[r];
@@ -65,9 +65,9 @@ static void layernorm_backward(vg_node *n, const vg_tensor *g) {
                     double dxh = (double)gr[i] * (w ? (double)w[i] : 1.0);
                     double xh = ((double)xr[i] - mu) * rs;
                     o[i] = (real)(rs * (dxh - m1 - xh * m2));    /* final scale · (term 1 + 2 + 3) */
+                    if (part) { pw[i] += (double)gr[i] * xh; pb[i] += (double)gr[i]; }
                 }
-            }
-            if (part)
+            } else if (part)
                 for (int64_t i = 0; i < D; i++) {
                     pw[i] += (double)gr[i] * (((double)xr[i] - mu) * rs);
                     pb[i] += (double)gr[i];

@@ -42,7 +42,7 @@ void vg_column_sums(const real *x, int64_t rows, int64_t cols, real *out, bool a
     #pragma omp parallel for schedule(static) if (rows * cols > 32768)
     for (int64_t ch = 0; ch < nchunks; ch++) {
         double *p = part + ch * cols;
-        const int64_t r1 = (ch + 1) * VG_ROW_CHUNK < rows ? (ch + 1) * VG_ROW_CHUNK : rows;
+        const int64_t r1 = vg_chunk_end(ch, rows);
         for (int64_t r = ch * VG_ROW_CHUNK; r < r1; r++)
             for (int64_t j = 0; j < cols; j++) p[j] += (double)x[r * cols + j];
     }

@@ -70,6 +70,8 @@ int64_t    vg_top1_correct(const vg_tensor *logits, const int32_t *labels);
  *   vg_combine_chunks(part, rows, cols, out, accumulate): out[c] (+)= Σ_chunk part[chunk][c]. */
 enum { VG_ROW_CHUNK = 64 };
 static inline int64_t vg_row_chunks(int64_t rows) { return (rows + VG_ROW_CHUNK - 1) / VG_ROW_CHUNK; }
+/* one past the last row of chunk ch */
+static inline int64_t vg_chunk_end(int64_t ch, int64_t rows) { return (ch + 1) * VG_ROW_CHUNK < rows ? (ch + 1) * VG_ROW_CHUNK : rows; }
 double *vg_chunk_partials(int64_t rows, int64_t cols, int k);
 void vg_combine_chunks(const double *part, int64_t rows, int64_t cols, real *out, bool accumulate);
 /* out[c] = Σ_r x[r, c] (or += when accumulate) for a contiguous (rows, cols) matrix, by row chunks

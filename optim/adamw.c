@@ -3,7 +3,7 @@
 #include "optim.h"
 #include <math.h>
 #include <stdlib.h>
-#include "nn/lanes.h"
+#include "tensor/lanes.h"
 
 #ifdef VG_DOUBLE
 #define SQRT_REAL sqrt

@@ -2,9 +2,9 @@
  * lane order at the end. The compiler vectorises the lane loop (each lane is its own sum, so no
  * reassociation is needed), and the order is fixed: results do not depend on the thread count.
  * A plain `s += x[j]` loop is one serial chain of FP adds (latency-bound, 4 cycles each). */
-#ifndef VG_NN_LANES_H
-#define VG_NN_LANES_H
-#include "tensor/real.h"
+#ifndef VG_TENSOR_LANES_H
+#define VG_TENSOR_LANES_H
+#include "real.h"
 #include <stdint.h>
 
 static inline double vg_lanes_total(const double acc[8]) {
