@@ -11,7 +11,10 @@ OPT     ?= -O3
 WARN    := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wno-missing-field-initializers
 # -fno-math-errno: libm calls need not set errno, so sqrt can become one vector instruction (AdamW).
 # It changes no result (unlike -ffast-math, which this project never uses).
-CFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) $(ARCH) -fopenmp -fno-math-errno $(WARN) -I. $(EXTRA_CFLAGS)
+# -ffp-contract=fast: a*b + c may become one fused multiply-add (one rounding instead of two; no
+# reassociation, NaN and Inf kept, so not -ffast-math). -std=c11 turns contraction off by default, which left every polynomial
+# (GELU's erf and exp, softmax, LayerNorm) at twice the instructions: +6 % images/s on vit-tiny.
+CFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) $(ARCH) -fopenmp -fno-math-errno -ffp-contract=fast $(WARN) -I. $(EXTRA_CFLAGS)
 LDLIBS  := -fopenmp -lstb -lpng -lz -lm -lpthread $(EXTRA_LDFLAGS)
 B       ?= build
 
@@ -30,10 +33,15 @@ PROGRAMS := gradcheck train-binary $(if $(INSPECT_SRC),inspect)
 .PHONY: all test asan train-binary train-fashion reference bench data clean plot check-pytorch
 all: $(PROGRAMS)
 
-$(B)/f32/%.o: %.c $(HDRS)
+# Objects depend on the compile command too: a changed flag (or CC) rebuilds everything.
+$(B)/cflags.stamp: FORCE
+	@mkdir -p $(B); echo '$(CC) $(CFLAGS)' | cmp -s - $@ || echo '$(CC) $(CFLAGS)' > $@
+FORCE:
+
+$(B)/f32/%.o: %.c $(HDRS) $(B)/cflags.stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
-$(B)/f64/%.o: %.c $(HDRS)
+$(B)/f64/%.o: %.c $(HDRS) $(B)/cflags.stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DVG_DOUBLE -c $< -o $@
 
