@@ -107,11 +107,25 @@ static VG_ALWAYS_INLINE void pack_transpose8(float *restrict dst, const float *c
 }
 #endif
 
+/* dst[0..W) = src[0..W) for a compile-time W, in vector moves: GCC turns the plain loop for
+ * W = 6 into scalar moves (a third of the speed, measured on the dW product's A operand). */
+static VG_ALWAYS_INLINE void copy_w(real *restrict dst, const real *restrict src, int W) {
+    int r = 0;
+#if defined(VG_GEMM_AVX512) || defined(VG_GEMM_AVX2)
+    for (; r + 8 <= W; r += 8) _mm256_storeu_ps(dst + r, _mm256_loadu_ps(src + r));
+    if (r + 4 <= W) { _mm_storeu_ps(dst + r, _mm_loadu_ps(src + r)); r += 4; }
+    if (r + 2 <= W) {
+        _mm_storel_pi((__m64 *)(dst + r), _mm_loadl_pi(_mm_setzero_ps(), (const __m64 *)(src + r)));
+        r += 2;
+    }
+#endif
+    for (; r < W; r++) dst[r] = src[r];
+}
+
 static VG_ALWAYS_INLINE void pack_panel(real *restrict dst, const real *restrict src, long rs,
                                         long cs, int rows, int kc, int W) {
     if (rs == 1 && rows == W) {                     /* W contiguous values per k: plain copy */
-        for (int k = 0; k < kc; k++)
-            for (int r = 0; r < W; r++) dst[(long)k * W + r] = src[k * cs + r];
+        for (int k = 0; k < kc; k++) copy_w(dst + (long)k * W, src + k * cs, W);
         return;
     }
     int k0 = 0;
