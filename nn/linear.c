@@ -105,13 +105,9 @@ vg_tensor *vg_linear_fn(vg_tensor *x, vg_tensor *w, vg_tensor *b) {
     yshape[x->ndim - 1] = out;
     vg_tensor *y = vg_empty(x->ndim, yshape);
     real *Y = vg_data(y);
-    if (b) {                                        /* Y = b, then Y += X Wᵀ */
-        vg_tensor *bc = vg_contiguous_raw(b);
-        const real *bp = vg_data(bc);
-        #pragma omp parallel for schedule(static) if (R * out > 65536)
-        for (int64_t r = 0; r < R; r++) memcpy(Y + r * out, bp, sizeof(real) * (size_t)out);
-    }
-    vg_gemm(0, 1, (int)R, (int)out, (int)in, 1, vg_data(xc), (int)in, vg_data(wc), (int)in, b ? 1 : 0, Y, (int)out);
+    /* Y = X Wᵀ + b: the GEMM adds b as it stores each tile (no separate pass over Y) */
+    const real *bp = b ? vg_data(vg_contiguous_raw(b)) : NULL;
+    vg_gemm_bias(0, 1, (int)R, (int)out, (int)in, 1, vg_data(xc), (int)in, vg_data(wc), (int)in, bp, Y, (int)out);
     vg_tensor *inputs[3] = {x, w, b};
     int n_in = b ? 3 : 2;
     if (vg_needs_grad(n_in, inputs)) {

@@ -163,21 +163,23 @@ static void pack_B(real *dst, const real *src, long rs, long cs, int rows, int k
 }
 
 /* ---------------------------------------------------------------------------------------------
- * Micro-kernels: C[0:mr, 0:nr] = alpha * (A panel · B panel) + beta * C   (beta 0: overwrite).
+ * Micro-kernels: C[0:mr, 0:nr] = alpha * (A panel · B panel) + beta * C + bias
+ * (beta 0: C's old contents ignored; bias a row of nr values or NULL).
  * A element (r, k) at a[r*rsA + k*csA] for r < mra (rows ≥ mra re-read row mra-1, result
  * discarded); B panel packed as b[k*NR + j]. With rsA = 1, csA = MR, mra = MR (packed A) the
- * compiler folds every offset into an immediate. Update: c = fma(alpha, acc, beta*c). */
+ * compiler folds every offset into an immediate. Update: c = fma(alpha, acc, beta*c + bias). */
 /* Accumulators are named variables (an array of vectors would live on the stack). */
 #define ROW_OFFSET(r) const long o##r = (r < mra ? r : mra - 1) * rsA;
 
 #if defined(VG_GEMM_AVX512)
 
 static VG_ALWAYS_INLINE void store_row(float *cr, __m512 acc0, __m512 acc1, float alpha,
-                                       float beta, __mmask16 m0, __mmask16 m1) {
+                                       float beta, const float *bias, __mmask16 m0, __mmask16 m1) {
     __m512 t0 = _mm512_setzero_ps(), t1 = _mm512_setzero_ps();
+    if (bias) { t0 = _mm512_maskz_loadu_ps(m0, bias); t1 = _mm512_maskz_loadu_ps(m1, bias + 16); }
     if (beta != 0) {
-        t0 = _mm512_mul_ps(_mm512_set1_ps(beta), _mm512_maskz_loadu_ps(m0, cr));
-        t1 = _mm512_mul_ps(_mm512_set1_ps(beta), _mm512_maskz_loadu_ps(m1, cr + 16));
+        t0 = _mm512_fmadd_ps(_mm512_set1_ps(beta), _mm512_maskz_loadu_ps(m0, cr), t0);
+        t1 = _mm512_fmadd_ps(_mm512_set1_ps(beta), _mm512_maskz_loadu_ps(m1, cr + 16), t1);
     }
     _mm512_mask_storeu_ps(cr, m0, _mm512_fmadd_ps(_mm512_set1_ps(alpha), acc0, t0));
     _mm512_mask_storeu_ps(cr + 16, m1, _mm512_fmadd_ps(_mm512_set1_ps(alpha), acc1, t1));
@@ -185,14 +187,15 @@ static VG_ALWAYS_INLINE void store_row(float *cr, __m512 acc0, __m512 acc1, floa
 
 static VG_ALWAYS_INLINE void micro_kernel(int kc, const float *a, long rsA, long csA, int mra,
                                           const float *restrict b, float *c, long ldc,
-                                          int mr, int nr, float alpha, float beta) {
+                                          int mr, int nr, float alpha, float beta,
+                                          const float *bias) {
 #define ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
 #define ROW_ZERO(r) __m512 c##r##_0 = _mm512_setzero_ps(), c##r##_1 = _mm512_setzero_ps();
 #define ROW_PREFETCH(r) if (r < mr) _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);
 #define ROW_FMA(r) { __m512 x = _mm512_set1_ps(a[o##r]);                                    \
                      c##r##_0 = _mm512_fmadd_ps(x, b0, c##r##_0);                           \
                      c##r##_1 = _mm512_fmadd_ps(x, b1, c##r##_1); }
-#define ROW_STORE(r) if (r < mr) store_row(c + r * ldc, c##r##_0, c##r##_1, alpha, beta, m0, m1);
+#define ROW_STORE(r) if (r < mr) store_row(c + r * ldc, c##r##_0, c##r##_1, alpha, beta, bias, m0, m1);
     ROWS(ROW_OFFSET)
     ROWS(ROW_ZERO)
     ROWS(ROW_PREFETCH)
@@ -215,20 +218,23 @@ static VG_ALWAYS_INLINE void micro_kernel(int kc, const float *a, long rsA, long
 #elif defined(VG_GEMM_AVX2)
 
 static VG_ALWAYS_INLINE void store_row(float *cr, __m256 acc0, __m256 acc1, float alpha,
-                                       float beta, int full, __m256i m0, __m256i m1) {
+                                       float beta, const float *bias, int full,
+                                       __m256i m0, __m256i m1) {
     __m256 t0 = _mm256_setzero_ps(), t1 = _mm256_setzero_ps();
     const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
     if (full) {
+        if (bias) { t0 = _mm256_loadu_ps(bias); t1 = _mm256_loadu_ps(bias + 8); }
         if (beta != 0) {
-            t0 = _mm256_mul_ps(vb, _mm256_loadu_ps(cr));
-            t1 = _mm256_mul_ps(vb, _mm256_loadu_ps(cr + 8));
+            t0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(cr), t0);
+            t1 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(cr + 8), t1);
         }
         _mm256_storeu_ps(cr, _mm256_fmadd_ps(va, acc0, t0));
         _mm256_storeu_ps(cr + 8, _mm256_fmadd_ps(va, acc1, t1));
     } else {                                        /* partial width: masked loads/stores */
+        if (bias) { t0 = _mm256_maskload_ps(bias, m0); t1 = _mm256_maskload_ps(bias + 8, m1); }
         if (beta != 0) {
-            t0 = _mm256_mul_ps(vb, _mm256_maskload_ps(cr, m0));
-            t1 = _mm256_mul_ps(vb, _mm256_maskload_ps(cr + 8, m1));
+            t0 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(cr, m0), t0);
+            t1 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(cr + 8, m1), t1);
         }
         _mm256_maskstore_ps(cr, m0, _mm256_fmadd_ps(va, acc0, t0));
         _mm256_maskstore_ps(cr + 8, m1, _mm256_fmadd_ps(va, acc1, t1));
@@ -237,7 +243,8 @@ static VG_ALWAYS_INLINE void store_row(float *cr, __m256 acc0, __m256 acc1, floa
 
 static VG_ALWAYS_INLINE void micro_kernel(int kc, const float *a, long rsA, long csA, int mra,
                                           const float *restrict b, float *c, long ldc,
-                                          int mr, int nr, float alpha, float beta) {
+                                          int mr, int nr, float alpha, float beta,
+                                          const float *bias) {
 #define ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
 #define ROW_ZERO(r) __m256 c##r##_0 = _mm256_setzero_ps(), c##r##_1 = _mm256_setzero_ps();
 #define ROW_PREFETCH(r) if (r < mr) _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);
@@ -245,7 +252,7 @@ static VG_ALWAYS_INLINE void micro_kernel(int kc, const float *a, long rsA, long
                      c##r##_0 = _mm256_fmadd_ps(x, b0, c##r##_0);                           \
                      c##r##_1 = _mm256_fmadd_ps(x, b1, c##r##_1); }
 #define ROW_STORE(r) if (r < mr) store_row(c + r * ldc, c##r##_0, c##r##_1, alpha, beta,  \
-                                           nr == NR, m0, m1);
+                                           bias, nr == NR, m0, m1);
     ROWS(ROW_OFFSET)
     ROWS(ROW_ZERO)
     ROWS(ROW_PREFETCH)
@@ -270,7 +277,8 @@ static VG_ALWAYS_INLINE void micro_kernel(int kc, const float *a, long rsA, long
 
 static VG_ALWAYS_INLINE void micro_kernel(int kc, const real *a, long rsA, long csA, int mra,
                                           const real *restrict b, real *c, long ldc,
-                                          int mr, int nr, real alpha, real beta) {
+                                          int mr, int nr, real alpha, real beta,
+                                          const real *bias) {
     long o[MR];
     for (int r = 0; r < MR; r++) o[r] = (r < mra ? r : mra - 1) * rsA;
     real acc[MR][NR];
@@ -285,7 +293,8 @@ static VG_ALWAYS_INLINE void micro_kernel(int kc, const real *a, long rsA, long 
     for (int r = 0; r < mr; r++)
         for (int j = 0; j < nr; j++) {
             real *cj = c + r * ldc + j;
-            real t = beta != 0 ? beta * *cj : 0;
+            real t = bias ? bias[j] : 0;
+            if (beta != 0) t = beta * *cj + t;
             *cj = alpha * acc[r][j] + t;
         }
 }
@@ -294,12 +303,13 @@ static VG_ALWAYS_INLINE void micro_kernel(int kc, const real *a, long rsA, long 
 
 /* The two instantiations: packed A (all offsets compile-time) and A read in place. */
 static void kernel_packed(int kc, const real *a, const real *b, real *c, long ldc,
-                          int mr, int nr, real alpha, real beta) {
-    micro_kernel(kc, a, 1, MR, MR, b, c, ldc, mr, nr, alpha, beta);
+                          int mr, int nr, real alpha, real beta, const real *bias) {
+    micro_kernel(kc, a, 1, MR, MR, b, c, ldc, mr, nr, alpha, beta, bias);
 }
 static void kernel_strided(int kc, const real *a, long rsA, long csA, int mra, const real *b,
-                           real *c, long ldc, int mr, int nr, real alpha, real beta) {
-    micro_kernel(kc, a, rsA, csA, mra, b, c, ldc, mr, nr, alpha, beta);
+                           real *c, long ldc, int mr, int nr, real alpha, real beta,
+                           const real *bias) {
+    micro_kernel(kc, a, rsA, csA, mra, b, c, ldc, mr, nr, alpha, beta, bias);
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -311,12 +321,13 @@ typedef struct {
     const real *A; long rsA, csA;
     const real *B; long rsB, csB;
     real *C; long ldc;
+    const real *bias;       /* N values added to every row of C, or NULL */
 } gemm_problem;
 
 static gemm_problem make_problem(int transA, int transB, int M, int N, int K, real alpha,
                                  const real *A, int lda, const real *B, int ldb,
-                                 real beta, real *C, int ldc) {
-    gemm_problem p = { M, N, K, alpha, beta, A, 0, 0, B, 0, 0, C, ldc };
+                                 real beta, real *C, int ldc, const real *bias) {
+    gemm_problem p = { M, N, K, alpha, beta, A, 0, 0, B, 0, 0, C, ldc, bias };
     if (transA) { p.rsA = 1; p.csA = lda; } else { p.rsA = lda; p.csA = 1; }
     if (transB) { p.rsB = 1; p.csB = ldb; } else { p.rsB = ldb; p.csB = 1; }
     return p;
@@ -329,11 +340,14 @@ static int balanced_block(int n, int nominal, int unit) {
     return round_up(ceil_div(n, ceil_div(n, nominal)), unit);
 }
 
-/* C = beta*C on rows [m0,m1) × cols [n0,n1) (K == 0 or alpha == 0). */
+/* C = beta*C + bias on rows [m0,m1) × cols [n0,n1) (K == 0 or alpha == 0). */
 static void scale_c(const gemm_problem *p, int m0, int m1, int n0, int n1) {
     for (int i = m0; i < m1; i++) {
         real *c = p->C + i * p->ldc;
-        for (int j = n0; j < n1; j++) c[j] = p->beta == 0 ? 0 : p->beta * c[j];
+        for (int j = n0; j < n1; j++) {
+            const real t = p->bias ? p->bias[j] : 0;
+            c[j] = p->beta == 0 ? t : p->beta * c[j] + t;
+        }
     }
 }
 
@@ -351,7 +365,8 @@ static void gemm_packed(const gemm_problem *p, int m0, int m1, int n0, int n1) {
         const int nc = n1 - jc < nc_n ? n1 - jc : nc_n;
         for (int pc = 0; pc < K; pc += kc_n) {
             const int kc = K - pc < kc_n ? K - pc : kc_n;
-            const real beta = pc == 0 ? p->beta : 1;
+            const real beta = pc == 0 ? p->beta : 1;          /* later K blocks add to C */
+            const real *bias = pc == 0 && p->bias ? p->bias + jc : NULL;
             for (int j = 0; j < nc; j += NR)
                 pack_B(bufB + (long)j * kc, p->B + pc * p->rsB + (jc + j) * p->csB,
                        p->csB, p->rsB, nc - j < NR ? nc - j : NR, kc);
@@ -365,7 +380,8 @@ static void gemm_packed(const gemm_problem *p, int m0, int m1, int n0, int n1) {
                     for (int i = 0; i < mc; i += MR)
                         kernel_packed(kc, bufA + (long)i * kc, bufB + (long)j * kc,
                                       p->C + (ic + i) * p->ldc + jc + j, p->ldc,
-                                      mc - i < MR ? mc - i : MR, nr, p->alpha, beta);
+                                      mc - i < MR ? mc - i : MR, nr, p->alpha, beta,
+                                      bias ? bias + j : NULL);
                 }
             }
         }
@@ -385,7 +401,8 @@ static void gemm_small(const gemm_problem *p) {
         for (int i = 0; i < M; i += MR) {
             const int mr = M - i < MR ? M - i : MR;
             kernel_strided(K, p->A + i * p->rsA, p->rsA, p->csA, mr, bufB + (long)j * K,
-                           p->C + i * p->ldc + j, p->ldc, mr, nr, p->alpha, p->beta);
+                           p->C + i * p->ldc + j, p->ldc, mr, nr, p->alpha, p->beta,
+                           p->bias ? p->bias + j : NULL);
         }
     }
 }
@@ -412,13 +429,11 @@ static int threads_for(long work) {
     return nt;
 }
 
-void vg_gemm(int transA, int transB, int M, int N, int K,
-             real alpha, const real *A, int lda, const real *B, int ldb,
-             real beta, real *C, int ldc) {
-    gemm_problem p = make_problem(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+static void gemm_run(gemm_problem p) {
+    const int M = p.M, N = p.N, K = p.K;
     if (M <= 0 || N <= 0) return;
     const int nt = threads_for((long)M * N * K);
-    if (nt <= 1 || K <= 0 || alpha == 0 || is_small(&p)) { gemm_single(&p); return; }
+    if (nt <= 1 || K <= 0 || p.alpha == 0 || is_small(&p)) { gemm_single(&p); return; }
 
     /* Split C into nt disjoint ranges of whole MR-row (or NR-column) tiles. Splitting rows makes
      * every thread pack all of B (K×N) and its own rows of A; splitting columns, all of A (M×K)
@@ -442,6 +457,18 @@ void vg_gemm(int transA, int transB, int M, int N, int K,
     }
 }
 
+void vg_gemm(int transA, int transB, int M, int N, int K,
+             real alpha, const real *A, int lda, const real *B, int ldb,
+             real beta, real *C, int ldc) {
+    gemm_run(make_problem(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL));
+}
+
+void vg_gemm_bias(int transA, int transB, int M, int N, int K,
+                  real alpha, const real *A, int lda, const real *B, int ldb,
+                  const real *bias, real *C, int ldc) {
+    gemm_run(make_problem(transA, transB, M, N, K, alpha, A, lda, B, ldb, 0, C, ldc, bias));
+}
+
 void vg_gemm_batched(int batch, int transA, int transB, int M, int N, int K,
                      real alpha, const real *A, int lda, long strideA,
                      const real *B, int ldb, long strideB,
@@ -460,7 +487,7 @@ void vg_gemm_batched(int batch, int transA, int transB, int M, int N, int K,
     #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
     for (int b = 0; b < batch; b++) {
         gemm_problem p = make_problem(transA, transB, M, N, K, alpha, A + b * strideA, lda,
-                                      B + b * strideB, ldb, beta, C + b * strideC, ldc);
+                                      B + b * strideB, ldb, beta, C + b * strideC, ldc, NULL);
         gemm_single(&p);
     }
 }

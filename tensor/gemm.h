@@ -14,6 +14,13 @@ void vg_gemm(int transA, int transB, int M, int N, int K,
              real alpha, const real *A, int lda, const real *B, int ldb,
              real beta, real *C, int ldc);
 
+/* C = alpha * op(A) * op(B) + bias, bias (N) added to every row (NULL: none); C overwritten.
+ * The Linear layer's Y = X Wᵀ + b in one pass: the bias enters where the first K block stores
+ * C, the same sum as filling C with b and calling vg_gemm with beta = 1. */
+void vg_gemm_bias(int transA, int transB, int M, int N, int K,
+                  real alpha, const real *A, int lda, const real *B, int ldb,
+                  const real *bias, real *C, int ldc);
+
 /* batch independent products: A_i = A + i*strideA, B_i = B + i*strideB, C_i = C + i*strideC.
  * For many small matrices (attention heads): parallel over the batch, no per-matrix packing. */
 void vg_gemm_batched(int batch, int transA, int transB, int M, int N, int K,

@@ -2,7 +2,7 @@
  * all four transpose combinations, alpha/beta variants (beta 0 over NaN-filled C), odd and
  * non-square sizes that hit every edge tile, padded leading dimensions, the batched entry point,
  * and bitwise determinism between 1 and 2 threads. Tolerance per element: 1e-5·Σ|a||b| in float
- * (1e-13 in double) plus the rounding of beta·C. */
+ * (1e-13 in double) plus the rounding of beta·C. vg_gemm_bias against the fill-then-accumulate form. */
 #include "test.h"
 #include "tensor/gemm.h"
 #include <omp.h>
@@ -178,4 +178,36 @@ VG_TEST(gemm_inside_parallel_region) {
     CHECK(memcmp(C, R, sizeof(real) * M * N) == 0);
     CHECK(memcmp(C + (long)M * N, R, sizeof(real) * M * N) == 0);
     free(A); free(B); free(R); free(C);
+}
+
+/* vg_gemm_bias(…, b, C) must give exactly what filling every row of C with b and calling vg_gemm
+ * with beta = 1 gives (the Linear layer's old two-pass form): same bits on the small path, the
+ * packed path with several K blocks and partial tiles, with alpha ≠ 1, K == 0, on 1 and 2
+ * threads; C's padding columns stay untouched and old C contents (NaN here) are ignored. */
+VG_TEST(gemm_bias_equals_fill_then_accumulate) {
+    static const int shapes[][3] = { { 37, 29, 45 }, { 131, 75, 70 }, { 523, 200, 900 },
+                                     { 65, 65, 64 }, { 8, 3, 0 } };
+    const int saved = omp_get_max_threads();
+    for (int s = 0; s < 5; s++)
+        for (int t = 0; t < 4; t++)
+            for (int nt = 1; nt <= 2; nt++) {
+                const int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2], tA = t >> 1, tB = t & 1;
+                const int lda = (tA ? M : K) + 1, ldb = (tB ? K : N) + 1, ldc = N + 2;
+                const real alpha = s == 2 ? 0.75f : 1;
+                real *A = rnd_alloc((long)(tA ? K : M) * lda + 1), *B = rnd_alloc((long)(tB ? N : K) * ldb + 1);
+                real *bias = rnd_alloc(N), *C1 = malloc(sizeof(real) * M * ldc), *C2 = malloc(sizeof(real) * M * ldc);
+                for (long i = 0; i < (long)M * ldc; i++) C1[i] = C2[i] = (real)NAN;
+                for (int i = 0; i < M; i++) memcpy(C2 + (long)i * ldc, bias, sizeof(real) * N);
+                omp_set_num_threads(nt);
+                vg_gemm_bias(tA, tB, M, N, K, alpha, A, lda, B, ldb, bias, C1, ldc);
+                vg_gemm(tA, tB, M, N, K, alpha, A, lda, B, ldb, 1, C2, ldc);
+                CHECK_MSG(memcmp(C1, C2, sizeof(real) * M * ldc) == 0, "%dx%dx%d %c%c %d thr: bias "
+                          "epilogue differs from fill + beta 1", M, N, K, tA ? 'T' : 'N', tB ? 'T' : 'N', nt);
+                free(A); free(B); free(bias); free(C1); free(C2);
+            }
+    omp_set_num_threads(saved);
+    /* NULL bias: plain overwrite, like beta = 0 */
+    real A[6] = { 1, 2, 3, 4, 5, 6 }, B[3] = { 1, 1, 1 }, C[2] = { (real)NAN, (real)NAN };
+    vg_gemm_bias(0, 0, 2, 1, 3, 1, A, 3, B, 1, NULL, C, 1);
+    CHECK(C[0] == 6 && C[1] == 15);
 }
