@@ -18,6 +18,7 @@
 #include "nn.h"
 #include "tensor/gemm.h"
 #include "tensor/lanes.h"
+#include "tensor/exp8.h"
 #include <math.h>
 #include <string.h>
 
@@ -30,30 +31,11 @@ typedef struct {
 } attn_ctx;
 
 /* In-place row softmax of an (N, N) block: max subtracted, then e = exp(s − max), then e / Σe.
- * float32 with AVX2: e^x by the same Cephes range reduction + degree-6 polynomial as gelu.c
- * (≤ 2 ulp), 8 lanes at a time; the per-lane sums are combined in double in a fixed order. A NaN
- * in a row makes the whole row NaN (it survives into its own e and the sum). Other builds (and the
- * float64 gradcheck build): libm exp in double. */
-#if !defined(VG_DOUBLE) && defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-/* e^x for x ≤ 0; x below −87 is treated as −87 (e^−87 ≈ 1.6e-38, i.e. 0 next to the row's 1) */
-static inline __m256 exp_neg8(__m256 x) {
-    x = _mm256_max_ps(_mm256_set1_ps(-87.0f), x);             /* NaN x stays NaN (2nd operand) */
-    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-    r = _mm256_fmadd_ps(n, _mm256_set1_ps(2.12194440e-4f), r);
-    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-    p = _mm256_fmadd_ps(_mm256_mul_ps(p, r), r, _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-    const __m256i bits = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-    return _mm256_mul_ps(p, _mm256_castsi256_ps(bits));
-}
-
+ * float32 with AVX2: e^x by vg_exp_neg8 (tensor/exp8.h, ≤ 2 ulp), 8 lanes at a time; the per-lane
+ * sums are combined in double in a fixed order. A NaN in a row makes the whole row NaN (it
+ * survives into its own e and the sum). Other builds (and the float64 gradcheck build): libm exp
+ * in double. */
+#ifdef VG_HAVE_EXP8
 static void softmax_rows_inplace(real *s, int64_t N) {
     const int64_t N8 = N / 8 * 8, tail = N - N8;
     const __m256i tail_mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)tail),
@@ -69,12 +51,12 @@ static void softmax_rows_inplace(real *s, int64_t N) {
         const __m256 vmax = _mm256_set1_ps(m);
         __m256 vs = _mm256_setzero_ps();
         for (int64_t j = 0; j < N8; j += 8) {
-            __m256 e = exp_neg8(_mm256_sub_ps(_mm256_loadu_ps(r + j), vmax));
+            __m256 e = vg_exp_neg8(_mm256_sub_ps(_mm256_loadu_ps(r + j), vmax));
             _mm256_storeu_ps(r + j, e);
             vs = _mm256_add_ps(vs, e);
         }
         if (tail) {                         /* the last N % 8 values, masked (other lanes add 0) */
-            __m256 e = exp_neg8(_mm256_sub_ps(_mm256_maskload_ps(r + N8, tail_mask), vmax));
+            __m256 e = vg_exp_neg8(_mm256_sub_ps(_mm256_maskload_ps(r + N8, tail_mask), vmax));
             e = _mm256_and_ps(e, _mm256_castsi256_ps(tail_mask));
             _mm256_maskstore_ps(r + N8, tail_mask, e);
             vs = _mm256_add_ps(vs, e);

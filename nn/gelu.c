@@ -6,8 +6,10 @@
  * u is not stored: the backward recomputes it from x and b (one add, saves an activation).
  * Never -ffast-math: it broke llm.c's GELU backward. */
 #include "nn.h"
+#include "tensor/exp8.h"
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #define INV_SQRT2 0.70710678118654752440
 #define INV_SQRT_2PI 0.39894228040143267794
@@ -75,6 +77,61 @@ static inline real gelu_grad(real u) {                       /* Φ(u) + u·φ(u)
 }
 #endif
 
+#ifdef VG_HAVE_EXP8
+/* Forward, AVX2: the same Φ(u) as phi_cdf, with intrinsics, on GV independent vectors at once,
+ * step by step (one value is a chain of ~40 dependent operations: a division, the 10-term
+ * polynomial, e^x). On 8320×768 values: 12.9 → 10.1 ms on 1 thread, 6.6 → 5.3 ms on 2, against
+ * GCC's vectorisation of the scalar form above (a copy of the same data: 3–4 ms). The backward
+ * keeps the scalar form: written the same way (two e^x, more live vectors) it spilled registers
+ * and ran no faster. Every value, tails included, goes through this code (tails via a padded
+ * buffer), so a value's result does not depend on its position. */
+enum { GV = 4, GW = 8 * GV };
+static inline void phi_cdf_v(const __m256 u[GV], __m256 cdf[GV]) {
+    static const float P[10] = { 0.17087277f, -0.82215223f, 1.48851587f, -1.13520398f, 0.27886807f,
+                                 -0.18628806f, 0.09678418f, 0.37409196f, 1.00002368f, -1.26551223f };
+    const __m256 one = _mm256_set1_ps(1.0f), half = _mm256_set1_ps(0.5f), zmax = _mm256_set1_ps(9.3f);
+    const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+    __m256 z[GV], big[GV], t[GV], q[GV];
+    for (int j = 0; j < GV; j++) {
+        z[j] = _mm256_mul_ps(_mm256_and_ps(u[j], absmask), _mm256_set1_ps(0.70710678118654752440f));
+        big[j] = _mm256_cmp_ps(z[j], zmax, _CMP_GT_OQ);   /* erfc(z) is 0 in float */
+        z[j] = _mm256_min_ps(z[j], zmax);                  /* NaN → 9.3: u carries the NaN */
+        t[j] = _mm256_div_ps(one, _mm256_fmadd_ps(half, z[j], one));
+        q[j] = _mm256_set1_ps(P[0]);
+    }
+    for (int k = 1; k < 10; k++)
+        for (int j = 0; j < GV; j++) q[j] = _mm256_fmadd_ps(q[j], t[j], _mm256_set1_ps(P[k]));
+    for (int j = 0; j < GV; j++) {
+        const __m256 nz2 = _mm256_mul_ps(_mm256_sub_ps(_mm256_setzero_ps(), z[j]), z[j]);
+        __m256 h = _mm256_mul_ps(_mm256_mul_ps(half, t[j]), vg_exp_neg8(_mm256_add_ps(nz2, q[j])));
+        h = _mm256_andnot_ps(big[j], h);                   /* erfc(z)/2 = Φ(−|u|) */
+        cdf[j] = _mm256_blendv_ps(_mm256_sub_ps(one, h), h, u[j]);   /* sign bit set: Φ = h */
+    }
+}
+
+/* y[0..n) = gelu(x + b); b may be NULL */
+static void gelu_span_avx2(const float *x, const float *b, float *y, int64_t n) {
+    float xb[GW], bb[GW], yb[GW];
+    for (int64_t i = 0; i < n; i += GW) {
+        const int64_t w = n - i < GW ? n - i : GW;
+        const float *xs = x + i, *bs = b ? b + i : NULL;
+        if (w < GW) {                                      /* tail: zero-padded copies */
+            memset(xb, 0, sizeof xb); memcpy(xb, xs, sizeof(float) * (size_t)w); xs = xb;
+            if (bs) { memset(bb, 0, sizeof bb); memcpy(bb, bs, sizeof(float) * (size_t)w); bs = bb; }
+        }
+        __m256 u[GV], c[GV];
+        for (int j = 0; j < GV; j++) {
+            u[j] = _mm256_loadu_ps(xs + 8 * j);
+            if (bs) u[j] = _mm256_add_ps(u[j], _mm256_loadu_ps(bs + 8 * j));
+        }
+        phi_cdf_v(u, c);
+        float *ys = w < GW ? yb : y + i;
+        for (int j = 0; j < GV; j++) _mm256_storeu_ps(ys + 8 * j, _mm256_mul_ps(u[j], c[j]));
+        if (w < GW) memcpy(y + i, yb, sizeof(float) * (size_t)w);
+    }
+}
+#endif
+
 /* saved: [0] x contiguous, [1] b contiguous or NULL; ints: R, D */
 static void bias_gelu_backward(vg_node *n, const vg_tensor *g) {
     const int64_t R = n->ints[0], D = n->ints[1];
@@ -124,10 +181,15 @@ vg_tensor *vg_bias_gelu_fn(vg_tensor *x, vg_tensor *b) {
     vg_tensor *y = vg_empty(x->ndim, x->shape);
     real *yp = vg_data(y);
     #pragma omp parallel for schedule(static) if (R * D > 16384)
-    for (int64_t r = 0; r < R; r++)
+    for (int64_t r = 0; r < R; r++) {
+#ifdef VG_HAVE_EXP8
+        gelu_span_avx2(xp + r * D, bp, yp + r * D, D);
+#else
         #pragma omp simd
         for (int64_t i = 0; i < D; i++)
             yp[r * D + i] = gelu(xp[r * D + i] + bp[i]);
+#endif
+    }
     vg_tensor *inputs[2] = {x, b};
     int n_in = b ? 2 : 1;
     if (vg_needs_grad(n_in, inputs)) {

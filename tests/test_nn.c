@@ -157,7 +157,8 @@ VG_TEST(nn_parity_cross_entropy_smoothing) { cross_entropy_parity("cross_entropy
 
 /* ------------------------------------------------------------------ gelu accuracy */
 /* The float build evaluates Φ with a vectorisable erfc approximation: check it against double
- * erfc on a fine grid over [−15, 15] (tails, zero, and the region that matters). */
+ * erfc on a fine grid over [−15, 15] (tails, zero, and the region that matters), and that NaN
+ * propagates. */
 VG_TEST(nn_bias_gelu_accuracy) {
     const int64_t n = 300001;
     vg_tensor *u = vg_param(1, &n);
@@ -173,6 +174,20 @@ VG_TEST(nn_bias_gelu_accuracy) {
     }
     CHECK_MSG(ey <= 3e-7 && ed <= 5e-7, "gelu error %.3g (scaled by max(1,|u|)), gelu' error %.3g", ey, ed);
     vg_tensor_free(u);
+    vg_arena_reset();
+    /* NaN in → NaN out, forward and backward, wherever it sits (vector body or tail) */
+    const int64_t m = 37;
+    vg_tensor *v = vg_param(1, &m);
+    for (int64_t i = 0; i < m; i++) vg_data(v)[i] = (real)(0.1 * (double)i - 1.0);
+    vg_data(v)[3] = (real)NAN; vg_data(v)[35] = (real)NAN;
+    vg_tensor *w = vg_bias_gelu_fn(v, NULL);
+    REQUIRE(w && vg_backward(w, vg_ones(1, &m)));
+    for (int64_t i = 0; i < m; i++) {
+        const bool nan_in = i == 3 || i == 35;
+        CHECK_MSG(isnan(vg_data(w)[i]) == nan_in && isnan(vg_data(v->grad)[i]) == nan_in,
+                  "gelu(%g) = %g, gelu' %g", (double)vg_data(v)[i], (double)vg_data(w)[i], (double)vg_data(v->grad)[i]);
+    }
+    vg_tensor_free(v);
     vg_arena_reset();
 }
 
