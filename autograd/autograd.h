@@ -43,6 +43,12 @@ void     vg_accumulate_grad(vg_tensor *t, const vg_tensor *g);
 /* the same for a gradient g the caller has just created and hands over (it keeps no other
  * reference): when t has no gradient yet, g becomes t.grad with no copy */
 void     vg_accumulate_grad_owned(vg_tensor *t, vg_tensor *g);
+/* t's existing gradient buffer (contiguous, t's shape) for a rule that adds its contribution in
+ * the same pass that computes it, or NULL when t has no gradient yet (then hand over a fresh
+ * one with vg_accumulate_grad_owned) or needs none. Element i of the buffer is element i of t
+ * in row-major order. Adding v to it with `grad[i] += v` gives the same bits as writing v to a
+ * fresh tensor and accumulating that. */
+real    *vg_grad_accumulator(vg_tensor *t);
 static inline bool vg_input_needs_grad(const vg_node *n, int i) { return n->inputs[i]->requires_grad; }
 
 /* ---- the engine ---- */

@@ -76,6 +76,11 @@ void vg_accumulate_grad_owned(vg_tensor *t, vg_tensor *g) {
     vg_accumulate_grad(t, g);
 }
 
+real *vg_grad_accumulator(vg_tensor *t) {
+    if (!t || !t->requires_grad || !t->grad) return NULL;
+    return vg_same_shape(t, t->grad) && vg_is_contiguous(t->grad) ? vg_data(t->grad) : NULL;
+}
+
 void vg_zero_grad(vg_tensor *t) {
     if (t && t->grad) vg_fill_raw(t->grad, 0);
 }

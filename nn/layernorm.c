@@ -28,8 +28,11 @@ static void layernorm_backward(vg_node *n, const vg_tensor *g) {
     const bool need_x = vg_input_needs_grad(n, 0);
     const bool need_w = c->iw >= 0 && vg_input_needs_grad(n, c->iw), need_b = c->ib >= 0 && vg_input_needs_grad(n, c->ib);
     if (!need_x && !need_w && !need_b) return;
-    vg_tensor *dx = need_x ? vg_empty(n->saved[0]->ndim, n->saved[0]->shape) : NULL;
-    real *dxp = dx ? vg_data(dx) : NULL;
+    /* x already has a gradient (a residual stream: the add's backward ran first): add dx into it
+     * in this pass instead of writing dx and adding it in a second one */
+    real *acc = need_x ? vg_grad_accumulator(n->inputs[0]) : NULL;
+    vg_tensor *dx = need_x && !acc ? vg_empty(n->saved[0]->ndim, n->saved[0]->shape) : NULL;
+    real *dxp = acc ? acc : dx ? vg_data(dx) : NULL;
     /* One pass over the rows: dx, and the partial sums of dw, db per chunk of rows (combined in
      * chunk order afterwards, vg_combine_chunks). */
     vg_tensor *dw = need_w ? vg_empty(1, &D) : NULL, *db = need_b ? vg_empty(1, &D) : NULL;
@@ -64,7 +67,8 @@ static void layernorm_backward(vg_node *n, const vg_tensor *g) {
                 for (i = 0; i < D; i++) {
                     double dxh = (double)gr[i] * (w ? (double)w[i] : 1.0);
                     double xh = ((double)xr[i] - mu) * rs;
-                    o[i] = (real)(rs * (dxh - m1 - xh * m2));    /* final scale · (term 1 + 2 + 3) */
+                    const real v = (real)(rs * (dxh - m1 - xh * m2));   /* final scale · (term 1 + 2 + 3) */
+                    o[i] = acc ? o[i] + v : v;
                     if (part) { pw[i] += (double)gr[i] * xh; pb[i] += (double)gr[i]; }
                 }
             } else if (part)

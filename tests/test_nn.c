@@ -191,6 +191,32 @@ VG_TEST(nn_bias_gelu_accuracy) {
     vg_arena_reset();
 }
 
+/* LayerNorm's backward adds dx into an input gradient that already exists (x feeding both the
+ * norm and a residual add, as in every ViT block): the same bits as writing dx and adding it. */
+VG_TEST(nn_layernorm_backward_adds_into_existing_grad) {
+    const int64_t R = 70, D = 48;                    /* rows span two 64-row chunks */
+    vg_rng rng = vg_rng_seed(11);
+    vg_tensor *x = vg_param(VG_DIMS(R, D)), *x2 = vg_param(VG_DIMS(R, D));
+    vg_tensor *w = vg_param(VG_DIMS(D)), *b = vg_param(VG_DIMS(D));
+    vg_copy_raw(x, vg_randn(&rng, VG_DIMS(R, D), 0, 1)); vg_copy_raw(x2, x);
+    vg_copy_raw(w, vg_randn(&rng, VG_DIMS(D), 1, 0.2)); vg_copy_raw(b, vg_randn(&rng, VG_DIMS(D), 0, 0.2));
+    vg_tensor *g = vg_randn(&rng, VG_DIMS(R, D), 0, 1);
+    /* y = LN(x) + x: the add's backward gives x its gradient g first, then LN adds dx into it */
+    vg_tensor *y = vg_add(vg_layernorm_fn(x, w, b, 1e-6), x);
+    REQUIRE(y && vg_backward(y, g));
+    /* reference: LN alone gives dx; the sum g + dx in float */
+    vg_tensor *y2 = vg_layernorm_fn(x2, w, b, 1e-6);
+    REQUIRE(y2 && vg_backward(y2, g));
+    int diff = 0;
+    for (int64_t i = 0; i < R * D; i++) {
+        const real want = vg_data(g)[i] + vg_data(x2->grad)[i];
+        diff += memcmp(&want, &vg_data(x->grad)[i], sizeof want) != 0;
+    }
+    CHECK_MSG(diff == 0, "%d of %lld gradient values differ from g + dx", diff, (long long)(R * D));
+    vg_tensor_free(x); vg_tensor_free(x2); vg_tensor_free(w); vg_tensor_free(b);
+    vg_arena_reset();
+}
+
 /* ------------------------------------------------------------------ dropout */
 VG_TEST(nn_dropout_fraction_and_scale) {
     const int64_t n = 200000;
