@@ -109,21 +109,19 @@ static inline void phi_cdf_v(int nv, const __m256 *u, __m256 *cdf, __m256 *e_hal
     }
 }
 
-/* y[0..n) = gelu(x + b), four vectors at a time; b may be NULL */
+/* y[0..n) = gelu(x + b), four vectors at a time */
 static void gelu_span_avx2(const float *x, const float *b, float *y, int64_t n) {
     float xb[GW], bb[GW], yb[GW];
     for (int64_t i = 0; i < n; i += GW) {
         const int64_t w = n - i < GW ? n - i : GW;
-        const float *xs = x + i, *bs = b ? b + i : NULL;
+        const float *xs = x + i, *bs = b + i;
         if (w < GW) {                                      /* tail: zero-padded copies */
-            memset(xb, 0, sizeof xb); memcpy(xb, xs, sizeof(float) * (size_t)w); xs = xb;
-            if (bs) { memset(bb, 0, sizeof bb); memcpy(bb, bs, sizeof(float) * (size_t)w); bs = bb; }
+            memset(xb, 0, sizeof xb); memset(bb, 0, sizeof bb);
+            memcpy(xb, xs, sizeof(float) * (size_t)w); memcpy(bb, bs, sizeof(float) * (size_t)w);
+            xs = xb; bs = bb;
         }
         __m256 u[GV], c[GV];
-        for (int j = 0; j < GV; j++) {
-            u[j] = _mm256_loadu_ps(xs + 8 * j);
-            if (bs) u[j] = _mm256_add_ps(u[j], _mm256_loadu_ps(bs + 8 * j));
-        }
+        for (int j = 0; j < GV; j++) u[j] = _mm256_add_ps(_mm256_loadu_ps(xs + 8 * j), _mm256_loadu_ps(bs + 8 * j));
         phi_cdf_v(GV, u, c, NULL);
         float *ys = w < GW ? yb : y + i;
         for (int j = 0; j < GV; j++) _mm256_storeu_ps(ys + 8 * j, _mm256_mul_ps(u[j], c[j]));
@@ -158,6 +156,25 @@ static void gelu_grad_span_avx2(const float *x, const float *b, const float *dy,
 }
 #endif
 
+/* one row: y[0..n) = gelu(x + b), and dx[0..n) = dy ⊙ gelu'(x + b) */
+static void gelu_span(const real *x, const real *b, real *y, int64_t n) {
+#ifdef VG_HAVE_EXP8
+    gelu_span_avx2(x, b, y, n);
+#else
+    #pragma omp simd
+    for (int64_t i = 0; i < n; i++) y[i] = gelu(x[i] + b[i]);
+#endif
+}
+
+static void gelu_grad_span(const real *x, const real *b, const real *dy, real *dx, int64_t n) {
+#ifdef VG_HAVE_EXP8
+    gelu_grad_span_avx2(x, b, dy, dx, n);
+#else
+    #pragma omp simd
+    for (int64_t i = 0; i < n; i++) dx[i] = dy[i] * gelu_grad(x[i] + b[i]);
+#endif
+}
+
 /* saved: [0] x contiguous, [1] b contiguous or NULL; ints: R, D */
 static void bias_gelu_backward(vg_node *n, const vg_tensor *g) {
     const int64_t R = n->ints[0], D = n->ints[1];
@@ -175,15 +192,7 @@ static void bias_gelu_backward(vg_node *n, const vg_tensor *g) {
     for (int64_t ch = 0; ch < nchunks; ch++) {
         const int64_t r1 = vg_chunk_end(ch, R);
         for (int64_t r = ch * VG_ROW_CHUNK; r < r1; r++) {
-#ifdef VG_HAVE_EXP8
-            gelu_grad_span_avx2(x + r * D, b, dy + r * D, dxp + r * D, D);
-#else
-            #pragma omp simd
-            for (int64_t i = 0; i < D; i++) {
-                real u = x[r * D + i] + b[i];
-                dxp[r * D + i] = dy[r * D + i] * gelu_grad(u);
-            }
-#endif
+            gelu_grad_span(x + r * D, b, dy + r * D, dxp + r * D, D);
             if (part)
                 for (int64_t i = 0; i < D; i++) part[ch * D + i] += (double)dxp[r * D + i];
         }
@@ -211,15 +220,7 @@ vg_tensor *vg_bias_gelu_fn(vg_tensor *x, vg_tensor *b) {
     vg_tensor *y = vg_empty(x->ndim, x->shape);
     real *yp = vg_data(y);
     #pragma omp parallel for schedule(static) if (R * D > 16384)
-    for (int64_t r = 0; r < R; r++) {
-#ifdef VG_HAVE_EXP8
-        gelu_span_avx2(xp + r * D, bp, yp + r * D, D);
-#else
-        #pragma omp simd
-        for (int64_t i = 0; i < D; i++)
-            yp[r * D + i] = gelu(xp[r * D + i] + bp[i]);
-#endif
-    }
+    for (int64_t r = 0; r < R; r++) gelu_span(xp + r * D, bp, yp + r * D, D);
     vg_tensor *inputs[2] = {x, b};
     int n_in = b ? 2 : 1;
     if (vg_needs_grad(n_in, inputs)) {
