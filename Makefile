@@ -12,8 +12,9 @@ WARN    := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wno-missing-field-initi
 # -fno-math-errno: libm calls need not set errno, so sqrt can become one vector instruction (AdamW).
 # It changes no result (unlike -ffast-math, which this project never uses).
 # -ffp-contract=fast: a*b + c may become one fused multiply-add (one rounding instead of two; no
-# reassociation, NaN and Inf kept, so not -ffast-math). -std=c11 turns contraction off by default, which left every polynomial
-# (GELU's erf and exp, softmax, LayerNorm) at twice the instructions: +6 % images/s on vit-tiny.
+# reassociation, NaN and Inf kept, so not -ffast-math). -std=c11 turns contraction off by default,
+# which left every polynomial (GELU's erf and exp, softmax, LayerNorm) at twice the instructions:
+# +6 % images/s on vit-tiny.
 CFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) $(ARCH) -fopenmp -fno-math-errno -ffp-contract=fast $(WARN) -I. $(EXTRA_CFLAGS)
 LDLIBS  := -fopenmp -lstb -lpng -lz -lm -lpthread $(EXTRA_LDFLAGS)
 B       ?= build

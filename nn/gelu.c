@@ -29,18 +29,18 @@ static inline real gelu_grad(real u) { return 0.5 * (1.0 + erf(u * INV_SQRT2)) +
  *          fractional error < 1.2e-7 for all z ≥ 0); Φ(u) = erfc(z)/2 for u < 0, else
  *          1 − erfc(z)/2. Beyond z = 9.3, erfc and e^(−z²) are 0 in float. */
 typedef union { float f; int32_t i; } fbits;
-/* e^x for x ≤ 0 (x ≥ −87 exact to ~2 ulp; below, 0 or a denormal-size value) */
+/* erfcc's P(t), highest power first (shared with the AVX2 form below) */
+static const float ERFC_P[10] = { 0.17087277f, -0.82215223f, 1.48851587f, -1.13520398f, 0.27886807f,
+                                  -0.18628806f, 0.09678418f, 0.37409196f, 1.00002368f, -1.26551223f };
+/* e^x for x ≤ 0 with tensor/exp8.h's constants (x ≥ −87 exact to ~2 ulp; below, 0 or a
+ * denormal-size value) */
 static inline float exp_neg(float x) {
-    int32_t ni = (int32_t)(x * 1.44269504088896341f + 128.5f) - 128;   /* ⌊x·log2 e + ½⌋ for x ≥ −88 */
+    int32_t ni = (int32_t)(x * VG_EXP_LOG2E + 128.5f) - 128;          /* ⌊x·log2 e + ½⌋ for x ≥ −88 */
     ni = ni < -127 ? -127 : ni;                                        /* 2^−127 → scale bits 0 → 0 */
     float n = (float)ni;
-    float r = x - n * 0.693359375f + n * 2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
+    float r = x - n * VG_EXP_LN2_HI + n * VG_EXP_LN2_LO;
+    float p = vg_exp_poly[0];
+    for (int k = 1; k < 6; k++) p = p * r + vg_exp_poly[k];
     p = p * r * r + r + 1.0f;
     fbits s = {.i = (ni + 127) << 23};
     return p * s.f;
@@ -52,16 +52,8 @@ static inline float phi_cdf(float u, float *e_half_u2) {
     const int32_t big = -(int32_t)(z.i > zmax.i);  /* all ones if |u|/√2 > 9.3 or NaN (integer compare: */
     z.i = (z.i & ~big) | (zmax.i & big);           /* no FP trap, so the loop stays branch-free) */
     float t = 1.0f / (1.0f + 0.5f * z.f);
-    float q = 0.17087277f;
-    q = q * t - 0.82215223f;
-    q = q * t + 1.48851587f;
-    q = q * t - 1.13520398f;
-    q = q * t + 0.27886807f;
-    q = q * t - 0.18628806f;
-    q = q * t + 0.09678418f;
-    q = q * t + 0.37409196f;
-    q = q * t + 1.00002368f;
-    q = q * t - 1.26551223f;
+    float q = ERFC_P[0];
+    for (int k = 1; k < 10; k++) q = q * t + ERFC_P[k];
     fbits e = {.f = exp_neg(-z.f * z.f)};
     e.i &= ~big;
     *e_half_u2 = e.f;
@@ -86,8 +78,6 @@ static inline real gelu_grad(real u) {                       /* Φ(u) + u·φ(u)
  * (tails via a padded buffer), so a value's result does not depend on its position. */
 enum { GV = 4, GW = 8 * GV };
 static inline void phi_cdf_v(int nv, const __m256 *u, __m256 *cdf, __m256 *e_half_u2) {
-    static const float P[10] = { 0.17087277f, -0.82215223f, 1.48851587f, -1.13520398f, 0.27886807f,
-                                 -0.18628806f, 0.09678418f, 0.37409196f, 1.00002368f, -1.26551223f };
     const __m256 one = _mm256_set1_ps(1.0f), half = _mm256_set1_ps(0.5f), zmax = _mm256_set1_ps(9.3f);
     const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
     __m256 z[GV], big[GV], t[GV], q[GV];
@@ -96,10 +86,10 @@ static inline void phi_cdf_v(int nv, const __m256 *u, __m256 *cdf, __m256 *e_hal
         big[j] = _mm256_cmp_ps(z[j], zmax, _CMP_GT_OQ);   /* erfc(z) is 0 in float */
         z[j] = _mm256_min_ps(z[j], zmax);                  /* NaN → 9.3: u carries the NaN */
         t[j] = _mm256_div_ps(one, _mm256_fmadd_ps(half, z[j], one));
-        q[j] = _mm256_set1_ps(P[0]);
+        q[j] = _mm256_set1_ps(ERFC_P[0]);
     }
     for (int k = 1; k < 10; k++)
-        for (int j = 0; j < nv; j++) q[j] = _mm256_fmadd_ps(q[j], t[j], _mm256_set1_ps(P[k]));
+        for (int j = 0; j < nv; j++) q[j] = _mm256_fmadd_ps(q[j], t[j], _mm256_set1_ps(ERFC_P[k]));
     for (int j = 0; j < nv; j++) {
         const __m256 nz2 = _mm256_mul_ps(_mm256_sub_ps(_mm256_setzero_ps(), z[j]), z[j]);
         if (e_half_u2) e_half_u2[j] = _mm256_andnot_ps(big[j], vg_exp_neg8(nz2));
@@ -109,49 +99,31 @@ static inline void phi_cdf_v(int nv, const __m256 *u, __m256 *cdf, __m256 *e_hal
     }
 }
 
-/* y[0..n) = gelu(x + b), four vectors at a time */
-static void gelu_span_avx2(const float *x, const float *b, float *y, int64_t n) {
-    float xb[GW], bb[GW], yb[GW];
-    for (int64_t i = 0; i < n; i += GW) {
-        const int64_t w = n - i < GW ? n - i : GW;
-        const float *xs = x + i, *bs = b + i;
-        if (w < GW) {                                      /* tail: zero-padded copies */
+/* out[0..n) = gelu(x + b) (dy NULL), or dy ⊙ gelu'(x + b); nv vectors in flight: 4 forward, 2
+ * backward (which also keeps e^(−u²/2): four spilled registers and ran no faster) */
+static inline __attribute__((always_inline))
+void gelu_span_v(int nv, const float *x, const float *b, const float *dy, float *out, int64_t n) {
+    float xb[GW], bb[GW], gb[GW], ob[GW];
+    const int width = 8 * nv;
+    for (int64_t i = 0; i < n; i += width) {
+        const int64_t w = n - i < width ? n - i : width;
+        const float *xs = x + i, *bs = b + i, *gs = dy ? dy + i : NULL;
+        if (w < width) {                                   /* tail: zero-padded copies */
             memset(xb, 0, sizeof xb); memset(bb, 0, sizeof bb);
             memcpy(xb, xs, sizeof(float) * (size_t)w); memcpy(bb, bs, sizeof(float) * (size_t)w);
             xs = xb; bs = bb;
+            if (gs) { memset(gb, 0, sizeof gb); memcpy(gb, gs, sizeof(float) * (size_t)w); gs = gb; }
         }
-        __m256 u[GV], c[GV];
-        for (int j = 0; j < GV; j++) u[j] = _mm256_add_ps(_mm256_loadu_ps(xs + 8 * j), _mm256_loadu_ps(bs + 8 * j));
-        phi_cdf_v(GV, u, c, NULL);
-        float *ys = w < GW ? yb : y + i;
-        for (int j = 0; j < GV; j++) _mm256_storeu_ps(ys + 8 * j, _mm256_mul_ps(u[j], c[j]));
-        if (w < GW) memcpy(y + i, yb, sizeof(float) * (size_t)w);
-    }
-}
-
-/* dx[0..n) = dy ⊙ gelu'(x + b), two vectors at a time (e^(−u²/2) as well: four keep too many
- * vectors live and spill) */
-enum { GVB = 2, GWB = 8 * GVB };
-static void gelu_grad_span_avx2(const float *x, const float *b, const float *dy, float *dx, int64_t n) {
-    float xb[GWB], bb[GWB], gb[GWB], ob[GWB];
-    for (int64_t i = 0; i < n; i += GWB) {
-        const int64_t w = n - i < GWB ? n - i : GWB;
-        const float *xs = x + i, *bs = b + i, *gs = dy + i;
-        if (w < GWB) {                                     /* tail: zero-padded copies */
-            memset(xb, 0, sizeof xb); memset(bb, 0, sizeof bb); memset(gb, 0, sizeof gb);
-            memcpy(xb, xs, sizeof(float) * (size_t)w); memcpy(bb, bs, sizeof(float) * (size_t)w);
-            memcpy(gb, gs, sizeof(float) * (size_t)w);
-            xs = xb; bs = bb; gs = gb;
-        }
-        __m256 u[GVB], c[GVB], e[GVB];
-        for (int j = 0; j < GVB; j++) u[j] = _mm256_add_ps(_mm256_loadu_ps(xs + 8 * j), _mm256_loadu_ps(bs + 8 * j));
-        phi_cdf_v(GVB, u, c, e);
-        float *os = w < GWB ? ob : dx + i;
-        for (int j = 0; j < GVB; j++) {
+        __m256 u[GV], c[GV], e[GV];
+        for (int j = 0; j < nv; j++) u[j] = _mm256_add_ps(_mm256_loadu_ps(xs + 8 * j), _mm256_loadu_ps(bs + 8 * j));
+        phi_cdf_v(nv, u, c, gs ? e : NULL);
+        float *os = w < width ? ob : out + i;
+        for (int j = 0; j < nv; j++) {
+            if (!gs) { _mm256_storeu_ps(os + 8 * j, _mm256_mul_ps(u[j], c[j])); continue; }
             const __m256 d = _mm256_fmadd_ps(_mm256_mul_ps(u[j], _mm256_set1_ps((float)INV_SQRT_2PI)), e[j], c[j]);
             _mm256_storeu_ps(os + 8 * j, _mm256_mul_ps(_mm256_loadu_ps(gs + 8 * j), d));
         }
-        if (w < GWB) memcpy(dx + i, ob, sizeof(float) * (size_t)w);
+        if (w < width) memcpy(out + i, ob, sizeof(float) * (size_t)w);
     }
 }
 #endif
@@ -159,7 +131,7 @@ static void gelu_grad_span_avx2(const float *x, const float *b, const float *dy,
 /* one row: y[0..n) = gelu(x + b), and dx[0..n) = dy ⊙ gelu'(x + b) */
 static void gelu_span(const real *x, const real *b, real *y, int64_t n) {
 #ifdef VG_HAVE_EXP8
-    gelu_span_avx2(x, b, y, n);
+    gelu_span_v(GV, x, b, NULL, y, n);
 #else
     #pragma omp simd
     for (int64_t i = 0; i < n; i++) y[i] = gelu(x[i] + b[i]);
@@ -168,7 +140,7 @@ static void gelu_span(const real *x, const real *b, real *y, int64_t n) {
 
 static void gelu_grad_span(const real *x, const real *b, const real *dy, real *dx, int64_t n) {
 #ifdef VG_HAVE_EXP8
-    gelu_grad_span_avx2(x, b, dy, dx, n);
+    gelu_span_v(2, x, b, dy, dx, n);
 #else
     #pragma omp simd
     for (int64_t i = 0; i < n; i++) dx[i] = dy[i] * gelu_grad(x[i] + b[i]);
