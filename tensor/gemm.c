@@ -351,7 +351,38 @@ static void scale_c(const gemm_problem *p, int m0, int m1, int n0, int n1) {
     }
 }
 
-/* Single-threaded packed product on the C block [m0,m1) × [n0,n1); m0 % MR == 0, n0 % NR == 0. */
+/* Packs B[pc.., jc..] (kc × nc) into NR-wide panels at bufB. */
+static void pack_B_block(const gemm_problem *p, real *bufB, int jc, int nc, int pc, int kc) {
+    for (int j = 0; j < nc; j += NR)
+        pack_B(bufB + (long)j * kc, p->B + pc * p->rsB + (jc + j) * p->csB,
+               p->csB, p->rsB, nc - j < NR ? nc - j : NR, kc);
+}
+
+/* C[ic.., jc..] (mc × nc) op= A[ic.., pc..] · the packed B block at bufB: packs the A block into
+ * MR-tall panels and runs the micro-kernel over the tiles, B panel outer so it stays in L1. */
+static void block_product(const gemm_problem *p, real *bufA, const real *bufB,
+                          int ic, int mc, int jc, int nc, int pc, int kc) {
+    const real beta = pc == 0 ? p->beta : 1;                  /* later K blocks add to C */
+    const real *bias = pc == 0 && p->bias ? p->bias + jc : NULL;
+    for (int i = 0; i < mc; i += MR)
+        pack_A(bufA + (long)i * kc, p->A + (ic + i) * p->rsA + pc * p->csA,
+               p->rsA, p->csA, mc - i < MR ? mc - i : MR, kc);
+    for (int j = 0; j < nc; j += NR) {
+        const int nr = nc - j < NR ? nc - j : NR;
+        for (int i = 0; i < mc; i += MR)
+            kernel_packed(kc, bufA + (long)i * kc, bufB + (long)j * kc,
+                          p->C + (ic + i) * p->ldc + jc + j, p->ldc,
+                          mc - i < MR ? mc - i : MR, nr, p->alpha, beta, bias ? bias + j : NULL);
+    }
+}
+
+/* Single-threaded packed product on the C block [m0,m1) × [n0,n1); m0 % MR == 0, n0 % NR == 0.
+ * When all K blocks of B fit in WHOLE_B bytes, B is packed whole and each row block runs through
+ * every K block before the next one starts: its C block stays in L2 between K blocks (instead of
+ * streaming all of C from memory again for every K block) and A's rows are read in one pass.
+ * Either way every C element sums its K blocks in the order 0, 1, 2, ...: the same bits. */
+#define WHOLE_B (1L << 20)
+_Static_assert(WHOLE_B <= (long)NC * KC * (long)sizeof(float), "the whole B fits the B buffer");
 static void gemm_packed(const gemm_problem *p, int m0, int m1, int n0, int n1) {
     const int K = p->K;
     const int kc_n = balanced_block(K, KC, 1);
@@ -360,29 +391,24 @@ static void gemm_packed(const gemm_problem *p, int m0, int m1, int n0, int n1) {
     real *bufA = buf_get(&tl_bufA, (size_t)MC * KC);
     real *bufB = buf_get(&tl_bufB, (size_t)NC * KC);
     if (!bufA || !bufB || kc_n > KC || mc_n > MC || nc_n > NC) abort();  /* out of memory */
+    const int whole_B = K > kc_n && (long)K * round_up(nc_n, NR) * (long)sizeof(real) <= WHOLE_B;
 
     for (int jc = n0; jc < n1; jc += nc_n) {
         const int nc = n1 - jc < nc_n ? n1 - jc : nc_n;
-        for (int pc = 0; pc < K; pc += kc_n) {
-            const int kc = K - pc < kc_n ? K - pc : kc_n;
-            const real beta = pc == 0 ? p->beta : 1;          /* later K blocks add to C */
-            const real *bias = pc == 0 && p->bias ? p->bias + jc : NULL;
-            for (int j = 0; j < nc; j += NR)
-                pack_B(bufB + (long)j * kc, p->B + pc * p->rsB + (jc + j) * p->csB,
-                       p->csB, p->rsB, nc - j < NR ? nc - j : NR, kc);
-            for (int ic = m0; ic < m1; ic += mc_n) {
-                const int mc = m1 - ic < mc_n ? m1 - ic : mc_n;
-                for (int i = 0; i < mc; i += MR)
-                    pack_A(bufA + (long)i * kc, p->A + (ic + i) * p->rsA + pc * p->csA,
-                           p->rsA, p->csA, mc - i < MR ? mc - i : MR, kc);
-                for (int j = 0; j < nc; j += NR) {
-                    const int nr = nc - j < NR ? nc - j : NR;
-                    for (int i = 0; i < mc; i += MR)
-                        kernel_packed(kc, bufA + (long)i * kc, bufB + (long)j * kc,
-                                      p->C + (ic + i) * p->ldc + jc + j, p->ldc,
-                                      mc - i < MR ? mc - i : MR, nr, p->alpha, beta,
-                                      bias ? bias + j : NULL);
-                }
+        if (whole_B) {                  /* K block pc sits at bufB + pc·(nc rounded up to panels) */
+            const long ncp = round_up(nc, NR);
+            for (int pc = 0; pc < K; pc += kc_n)
+                pack_B_block(p, bufB + pc * ncp, jc, nc, pc, K - pc < kc_n ? K - pc : kc_n);
+            for (int ic = m0; ic < m1; ic += mc_n)
+                for (int pc = 0; pc < K; pc += kc_n)
+                    block_product(p, bufA, bufB + pc * ncp, ic, m1 - ic < mc_n ? m1 - ic : mc_n,
+                                  jc, nc, pc, K - pc < kc_n ? K - pc : kc_n);
+        } else {
+            for (int pc = 0; pc < K; pc += kc_n) {
+                const int kc = K - pc < kc_n ? K - pc : kc_n;
+                pack_B_block(p, bufB, jc, nc, pc, kc);
+                for (int ic = m0; ic < m1; ic += mc_n)
+                    block_product(p, bufA, bufB, ic, m1 - ic < mc_n ? m1 - ic : mc_n, jc, nc, pc, kc);
             }
         }
     }
