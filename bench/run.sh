@@ -4,7 +4,7 @@
 #
 #   bash bench/run.sh [BUILD_DIR]        (make bench builds ./train and BUILD_DIR/gemm_bench first)
 #
-# Environment knobs: ROUNDS (alternating rounds per row, default 2; the big preset always 1),
+# Environment knobs: ROUNDS (alternating rounds per row, default 2),
 # GEMM_REPS (rounds per GEMM row, default 3), PYTHON (default /usr/bin/python3), TRAIN (default
 # ./train; e.g. an older binary to compare).
 #
@@ -48,9 +48,9 @@ echo "|---|---|---|---|---|---|---|---|---|---|---|"
 
 best() { awk -v a="$1" -v b="$2" 'BEGIN { print (a > b ? a : b) }'; }
 
-for spec in vit-tiny-cifar:4 vit-micro-cifar:6 vit-mnist:10 vit-tiny-in64:2; do
+for spec in vit-tiny-cifar:4 vit-micro-cifar:6 vit-mnist:10 vit-tiny-in64:4; do
     P=${spec%%:*}; N=${spec##*:}
-    R=$ROUNDS; [ "$P" = vit-tiny-in64 ] && R=1
+    R=$ROUNDS
     for T in 1 2; do
         v_ips=0; p_ips=0; v_rss=0; p_rss=0; gf_img=0
         for ((r = 0; r < R; r++)); do
