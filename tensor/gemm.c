@@ -376,14 +376,33 @@ static void block_product(const gemm_problem *p, real *bufA, const real *bufB,
     }
 }
 
-/* Single-threaded packed product on the C block [m0,m1) × [n0,n1); m0 % MR == 0, n0 % NR == 0.
- * When all K blocks of B fit in WHOLE_B bytes, B is packed whole and each row block runs through
- * every K block before the next one starts: its C block stays in L2 between K blocks (instead of
- * streaming all of C from memory again for every K block) and A's rows are read in one pass.
- * Either way every C element sums its K blocks in the order 0, 1, 2, ...: the same bits. */
+/* Whether B can be packed whole (all its K blocks for one column block of C, in WHOLE_B bytes):
+ * then every row block of C is an independent unit that runs through all K blocks at once. */
 #define WHOLE_B (1L << 20)
 _Static_assert(WHOLE_B <= (long)NC * KC * (long)sizeof(float), "the whole B fits the B buffer");
-static void gemm_packed(const gemm_problem *p, int m0, int m1, int n0, int n1) {
+static int b_packs_whole(int K, int kc_n, int nc_n) {
+    return K <= kc_n || (long)K * round_up(nc_n, NR) * (long)sizeof(real) <= WHOLE_B;
+}
+
+/* The next row block for this thread: the one after `prev`, or with a team sharing the counter
+ * *next, whichever block nobody has taken yet. */
+static int take_row_block(int *next, int prev) {
+    if (!next) return prev + 1;
+    int b;
+    #pragma omp atomic capture
+    b = (*next)++;
+    return b;
+}
+
+/* Packed product on the C block [m0,m1) × [n0,n1); m0 % MR == 0, n0 % NR == 0.
+ * When B packs whole, each row block runs through every K block before the next one starts: its
+ * C block stays in L2 between K blocks (instead of streaming all of C from memory again for every
+ * K block) and A's rows are read in one pass. A team may then share the row blocks through the
+ * counter `next` (each thread packs all of B and takes row blocks as it frees up; which thread
+ * computes a block never changes its bits). Otherwise (`next` NULL) K blocks are outermost and B
+ * is packed one K block at a time. Either way every C element sums its K blocks in the order
+ * 0, 1, 2, ...: the same bits for any thread count. */
+static void gemm_packed(const gemm_problem *p, int m0, int m1, int n0, int n1, int *next) {
     const int K = p->K;
     const int kc_n = balanced_block(K, KC, 1);
     const int mc_n = balanced_block(m1 - m0, MC, MR);
@@ -391,18 +410,20 @@ static void gemm_packed(const gemm_problem *p, int m0, int m1, int n0, int n1) {
     real *bufA = buf_get(&tl_bufA, (size_t)MC * KC);
     real *bufB = buf_get(&tl_bufB, (size_t)NC * KC);
     if (!bufA || !bufB || kc_n > KC || mc_n > MC || nc_n > NC) abort();  /* out of memory */
-    const int whole_B = K > kc_n && (long)K * round_up(nc_n, NR) * (long)sizeof(real) <= WHOLE_B;
+    const int row_blocks = ceil_div(m1 - m0, mc_n);
 
     for (int jc = n0; jc < n1; jc += nc_n) {
         const int nc = n1 - jc < nc_n ? n1 - jc : nc_n;
-        if (whole_B) {                  /* K block pc sits at bufB + pc·(nc rounded up to panels) */
+        if (b_packs_whole(K, kc_n, nc_n)) {     /* K block pc sits at bufB + pc·(nc in panels) */
             const long ncp = round_up(nc, NR);
             for (int pc = 0; pc < K; pc += kc_n)
                 pack_B_block(p, bufB + pc * ncp, jc, nc, pc, K - pc < kc_n ? K - pc : kc_n);
-            for (int ic = m0; ic < m1; ic += mc_n)
+            for (int b = take_row_block(next, -1); b < row_blocks; b = take_row_block(next, b)) {
+                const int ic = m0 + b * mc_n;
                 for (int pc = 0; pc < K; pc += kc_n)
                     block_product(p, bufA, bufB + pc * ncp, ic, m1 - ic < mc_n ? m1 - ic : mc_n,
                                   jc, nc, pc, K - pc < kc_n ? K - pc : kc_n);
+            }
         } else {
             for (int pc = 0; pc < K; pc += kc_n) {
                 const int kc = K - pc < kc_n ? K - pc : kc_n;
@@ -442,7 +463,7 @@ static void gemm_single(const gemm_problem *p) {
     if (p->M <= 0 || p->N <= 0) return;
     if (p->K <= 0 || p->alpha == 0) { scale_c(p, 0, p->M, 0, p->N); return; }
     if (is_small(p)) gemm_small(p);
-    else gemm_packed(p, 0, p->M, 0, p->N);
+    else gemm_packed(p, 0, p->M, 0, p->N, NULL);
 }
 
 /* Threads to use: 1 inside a parallel region, otherwise OpenMP's count, capped so every thread
@@ -461,24 +482,30 @@ static void gemm_run(gemm_problem p) {
     const int nt = threads_for((long)M * N * K);
     if (nt <= 1 || K <= 0 || p.alpha == 0 || is_small(&p)) { gemm_single(&p); return; }
 
-    /* Split C into nt disjoint ranges of whole MR-row (or NR-column) tiles. Splitting rows makes
-     * every thread pack all of B (K×N) and its own rows of A; splitting columns, all of A (M×K)
-     * and its own columns of B. So split the longer side: the duplicated packing is then of the
-     * smaller operand (for dW = dYᵀ·X with K = tokens, both operands are K-long, and fc2's
-     * 192×768 product would otherwise pack the whole 8320×768 X on every thread). */
+    /* Split C by rows or by columns. Splitting rows makes every thread pack all of B (K×N) and
+     * its own rows of A; splitting columns, all of A (M×K) and its own columns of B. So split the
+     * longer side: the duplicated packing is then of the smaller operand (for dW = dYᵀ·X with
+     * K = tokens, both operands are K-long, and fc2's 192×768 product would otherwise pack the
+     * whole 8320×768 X on every thread). Rows are handed out one block at a time when B packs
+     * whole (a thread slowed by the machine then takes fewer; fixed halves left the faster
+     * thread waiting 5–10 % of the time in the training step), else split in fixed ranges. */
     const int mtiles = ceil_div(M, MR), ntiles = ceil_div(N, NR);
     const int split_m = ntiles < 2 * nt || (mtiles >= 4 * nt && M >= N);
+    const int shared_rows = split_m && N <= NC &&
+                            b_packs_whole(K, balanced_block(K, KC, 1), balanced_block(N, NC, NR));
+    int next_row_block = 0;
     #pragma omp parallel num_threads(nt)
     {
         const int t = omp_get_thread_num(), T = omp_get_num_threads();
-        if (split_m) {
+        if (shared_rows) gemm_packed(&p, 0, M, 0, N, &next_row_block);
+        else if (split_m) {
             int m0 = (int)((long)mtiles * t / T) * MR, m1 = (int)((long)mtiles * (t + 1) / T) * MR;
             if (m1 > M) m1 = M;
-            if (m0 < m1) gemm_packed(&p, m0, m1, 0, N);
+            if (m0 < m1) gemm_packed(&p, m0, m1, 0, N, NULL);
         } else {
             int n0 = (int)((long)ntiles * t / T) * NR, n1 = (int)((long)ntiles * (t + 1) / T) * NR;
             if (n1 > N) n1 = N;
-            if (n0 < n1) gemm_packed(&p, 0, M, n0, n1);
+            if (n0 < n1) gemm_packed(&p, 0, M, n0, n1, NULL);
         }
     }
 }

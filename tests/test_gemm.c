@@ -146,11 +146,15 @@ VG_TEST(gemm_batched_matches_single) {
     CHECK(bad == 0);
 }
 
-/* The same product with 1 and 2 threads must agree bit for bit (K is never split). */
+/* The same product with 1 and 2 threads must agree bit for bit (K is never split). The shapes
+ * take every threaded path: rows handed out one block at a time with one K block (523×200×300) and
+ * with B packed whole over two (1000×40×513), fixed row halves with B too big to pack whole
+ * (600×300×1000), column halves (96×700×260). */
 VG_TEST(gemm_deterministic_across_threads) {
-    static const int shapes[][3] = { { 523, 200, 300 }, { 96, 700, 260 }, { 1000, 40, 513 } };
+    static const int shapes[][3] = { { 523, 200, 300 }, { 96, 700, 260 }, { 1000, 40, 513 },
+                                     { 600, 300, 1000 } };
     const int saved = omp_get_max_threads();
-    for (int s = 0; s < 3; s++)
+    for (int s = 0; s < 4; s++)
         for (int t = 0; t < 4; t++) {
             const int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2], tA = t >> 1, tB = t & 1;
             real *A = rnd_alloc((long)M * K), *B = rnd_alloc((long)K * N);
