@@ -8,10 +8,14 @@
  *       for ic over M in steps of mc      A block mc×kc lives in L2
  *         pack A[ic.., pc..] into MR-tall panels    (transA handled here)
  *         for jr over NR panels, ir over MR panels: micro-kernel  (B panel stays in L1)
+ * When all of B's K blocks fit in 1 MiB (every forward and dX product of the ViT), B is packed
+ * whole first and the ic and pc loops swap: each row block runs through all its K blocks (same
+ * summation order), and row blocks become independent units.
  *
- * Threads split C into disjoint row (or column) ranges that are whole multiples of MR (NR), and
- * every block size depends only on the shape, so the tile grid, the K blocking and the FMA order
- * of every element are the same for any thread count: results are bitwise identical.
+ * Threads split C by rows (taking those independent row blocks from a shared counter as they free
+ * up, or fixed ranges of whole MR tiles) or by columns (ranges of whole NR tiles). Every block size
+ * depends only on the shape, so the tile grid, the K blocking and the FMA order of every element
+ * are the same for any thread count and any assignment: results are bitwise identical.
  * Packing buffers are per thread, allocated once at their maximum size and reused (first-touching
  * fresh pages is slow on our machines). Small products (attention heads) skip A packing: the
  * micro-kernel reads A in place through its strides. */
