@@ -18,6 +18,9 @@ WARN    := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wno-missing-field-initi
 CFLAGS  := -std=c11 -D_GNU_SOURCE $(OPT) $(ARCH) -fopenmp -fno-math-errno -ffp-contract=fast $(WARN) -I. $(EXTRA_CFLAGS)
 LDLIBS  := -fopenmp -lstb -lpng -lz -lm -lpthread $(EXTRA_LDFLAGS)
 B       ?= build
+# where the programs go: the repository root, except for `make asan`, whose instrumented programs
+# stay in its build directory (so it never replaces ./train, ./gradcheck or ./inspect)
+BIN     ?= .
 
 LIB_DIRS := tensor autograd nn vit data optim checkpoint
 LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
@@ -29,7 +32,7 @@ OBJ32 := $(LIB_SRC:%.c=$(B)/f32/%.o)
 OBJ64 := $(LIB_SRC:%.c=$(B)/f64/%.o)
 HDRS  := $(wildcard */*.h) $(wildcard *.h)
 
-PROGRAMS := gradcheck train-binary $(if $(INSPECT_SRC),inspect)
+PROGRAMS := $(BIN)/gradcheck train-binary $(if $(INSPECT_SRC),$(BIN)/inspect)
 
 .PHONY: all test asan train-binary train-fashion reference bench data clean plot check-pytorch
 all: $(PROGRAMS)
@@ -51,9 +54,9 @@ $(B)/libvitgrad.a: $(OBJ32)
 $(B)/libvitgrad64.a: $(OBJ64)
 	@rm -f $@; ar rcs $@ $^
 
-gradcheck: $(GC_SRC:%.c=$(B)/f64/%.o) $(B)/libvitgrad64.a
+$(BIN)/gradcheck: $(GC_SRC:%.c=$(B)/f64/%.o) $(B)/libvitgrad64.a
 	$(CC) $^ -o $@ $(LDLIBS)
-inspect: $(INSPECT_SRC:%.c=$(B)/f32/%.o) $(B)/libvitgrad.a
+$(BIN)/inspect: $(INSPECT_SRC:%.c=$(B)/f32/%.o) $(B)/libvitgrad.a
 	$(CC) $^ -o $@ $(LDLIBS)
 $(B)/autograd_example: $(B)/f32/examples/autograd_example.o $(B)/libvitgrad.a
 	$(CC) $^ -o $@ $(LDLIBS)
@@ -64,10 +67,10 @@ $(B)/run_tests: $(TEST_SRC:%.c=$(B)/f32/%.o) $(B)/libvitgrad.a
 	$(CC) $^ -o $@ $(WRAP_ALLOC) $(LDLIBS)
 
 test: all $(B)/run_tests $(B)/autograd_example
-	@bash tests/run.sh $(B)
+	@bash tests/run.sh $(B) $(BIN)
 
 asan:
-	$(MAKE) B=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
+	$(MAKE) B=build-asan BIN=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
 	  EXTRA_LDFLAGS="-fsanitize=address,undefined" test
 
@@ -79,7 +82,7 @@ train: train-binary
 	@dir="$(CIFAR_DIR)"; if [ -z "$$dir" ]; then $(MAKE) data && dir=data/cifar-10-batches-bin; fi; \
 	echo "CIFAR-10 from $$dir"; ./train --dataset cifar10 --data "$$dir" $(TRAIN_FLAGS)
 train-binary: $(B)/f32/train.o $(B)/libvitgrad.a
-	$(CC) $^ -o train $(LDLIBS)
+	$(CC) $^ -o $(BIN)/train $(LDLIBS)
 train-fashion: train-binary
 	./train --dataset fashion-mnist --model vit-mnist --epochs 10 --lr 2e-3 --warmup 1e --aug none --out runs/fashion-mnist
 data:
@@ -87,7 +90,7 @@ data:
 
 # loss/accuracy curves of a run: make plot OUT=runs/cifar10 → OUT/curves.png
 OUT ?= runs/last
-plot: inspect
+plot: $(BIN)/inspect
 	./inspect plot --csv $(OUT)/metrics.csv --out $(OUT)/curves.png
 
 # a checkpoint from ./train loads into PyTorch (strict) and gives the same logits (needs python3-torch)

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test program, echoes their output, and sums their closing "N passed, N failed" lines.
 B=${1:-build}
+BIN=${2:-.}                    # where gradcheck, inspect and train are (make asan: its build dir)
+export VG_BIN="$BIN"           # tests that run a program find it here
 total_p=0; total_f=0; total_s=0; status=0
 run() {
     local label=$1; shift
@@ -19,7 +21,7 @@ run() {
     if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then echo "!! $label exited $rc"; total_f=$((total_f + 1)); fi
 }
 run "unit and parity tests (float32)" "$B/run_tests"
-run "gradcheck (float64)" ./gradcheck
+run "gradcheck (float64)" "$BIN/gradcheck"
 # the README's example must run and converge
 echo "== README example: $B/autograd_example"
 ex_out=$("$B/autograd_example" 2>&1); echo "$ex_out"

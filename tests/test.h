@@ -11,6 +11,12 @@ void vg_test_register(const char *name, const char *file, vg_test_fn fn);
 void vg_test_fail(const char *file, int line, const char *fmt, ...);
 void vg_test_skip(const char *why);
 int  vg_test_failed_now(void);
+/* Runs a shell command whose leading "./" names one of our programs: it runs from $VG_BIN when
+ * set (tests/run.sh sets it to where the programs were built), else from the repo root. Its
+ * combined output goes into out (truncated to n bytes; out may be NULL); returns the exit status. */
+int  vg_test_run(const char *cmd, char *out, size_t n);
+/* Whether our program `name` (e.g. "inspect") is built, in the same directory. */
+int  vg_test_have_program(const char *name);
 
 #define VG_TEST(name)                                                         \
     static void name(void);                                                   \

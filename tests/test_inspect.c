@@ -1,6 +1,7 @@
 /* test_inspect.c — ./inspect: the worked examples, sin-cos similarities, attention rollout, the
- * PNGs it writes (decoded back), the dot graph, and its errors. Runs ./inspect from the repo root
- * via popen (skips visibly if it is not built) and uses the library for the reference values. */
+ * PNGs it writes (decoded back), the dot graph, and its errors. Runs ./inspect (from $VG_BIN when
+ * tests/run.sh sets it) via popen (skips visibly if it is not built) and uses the library for the
+ * reference values. */
 #include "test.h"
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/model_meta.h"
@@ -15,19 +16,10 @@
 
 #define TMP "/tmp/vg_test_inspect"
 
-static bool have_inspect(void) { return access("./inspect", X_OK) == 0; }
+static bool have_inspect(void) { return vg_test_have_program("inspect"); }
 
-/* run a shell command, capture stdout+stderr (up to n bytes) and the exit status */
-static int run(const char *cmd, char *out, size_t n) {
-    char full[2048];
-    snprintf(full, sizeof full, "%.2000s 2>&1", cmd);
-    FILE *p = popen(full, "r");
-    if (!p) return -1;
-    size_t len = fread(out, 1, n - 1, p);
-    out[len] = 0;
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+/* a shell command; "./inspect …" runs our inspect program (vg_test_run, tests/test_main.c) */
+static int run(const char *cmd, char *out, size_t n) { return vg_test_run(cmd, out, n); }
 
 static void mktmp(void) { mkdir(TMP, 0755); }
 

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define MAX_TESTS 1024
 static struct { const char *name, *file; vg_test_fn fn; } tests[MAX_TESTS];
@@ -21,6 +23,34 @@ void vg_test_fail(const char *file, int line, const char *fmt, ...) {
 }
 void vg_test_skip(const char *why) { printf("    skipped: %s\n", why); cur_skipped = 1; }
 int vg_test_failed_now(void) { return cur_failed; }
+
+static const char *bin_dir(void) {
+    const char *b = getenv("VG_BIN");
+    return b && *b ? b : ".";
+}
+
+int vg_test_have_program(const char *name) {
+    char path[1024];
+    snprintf(path, sizeof path, "%.500s/%.500s", bin_dir(), name);
+    return access(path, X_OK) == 0;
+}
+
+int vg_test_run(const char *cmd, char *out, size_t n) {
+    char full[4096];
+    if (strncmp(cmd, "./", 2) == 0) snprintf(full, sizeof full, "%.500s/%.3500s 2>&1", bin_dir(), cmd + 2);
+    else snprintf(full, sizeof full, "%.4000s 2>&1", cmd);
+    FILE *p = popen(full, "r");
+    if (!p) return -1;
+    size_t len = 0;
+    if (out && n) out[0] = 0;
+    char buf[4096];
+    while (fgets(buf, sizeof buf, p)) {
+        size_t k = strlen(buf);
+        if (out && len + k < n) { memcpy(out + len, buf, k + 1); len += k; }
+    }
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
 
 int main(int argc, char **argv) {
     const char *filter = argc > 1 ? argv[1] : NULL;

@@ -11,22 +11,8 @@
 #include <unistd.h>
 
 /* ------------------------------------------------------------------ helpers */
-/* run a shell command; its combined output goes into out (truncated), returns the exit status */
-static int run(const char *cmd, char *out, size_t n) {
-    char full[4096];
-    snprintf(full, sizeof full, "%s 2>&1", cmd);
-    FILE *p = popen(full, "r");
-    if (!p) return -1;
-    size_t len = 0;
-    if (out && n) out[0] = 0;
-    char buf[4096];
-    while (fgets(buf, sizeof buf, p)) {
-        size_t k = strlen(buf);
-        if (out && len + k < n) { memcpy(out + len, buf, k + 1); len += k; }
-    }
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+/* a shell command; "./train …" runs our train program (vg_test_run, tests/test_main.c) */
+static int run(const char *cmd, char *out, size_t n) { return vg_test_run(cmd, out, n); }
 
 static char *read_file(const char *path, size_t *n) {
     FILE *f = fopen(path, "rb");
