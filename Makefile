@@ -80,18 +80,18 @@ TRAIN_FLAGS ?= --model vit-micro-cifar --epochs 24 --batch 128 --lr 2e-3 --wd 0.
 .PHONY: train
 train: train-binary
 	@dir="$(CIFAR_DIR)"; if [ -z "$$dir" ]; then $(MAKE) data && dir=data/cifar-10-batches-bin; fi; \
-	echo "CIFAR-10 from $$dir"; ./train --dataset cifar10 --data "$$dir" $(TRAIN_FLAGS)
+	echo "CIFAR-10 from $$dir"; $(BIN)/train --dataset cifar10 --data "$$dir" $(TRAIN_FLAGS)
 train-binary: $(B)/f32/train.o $(B)/libvitgrad.a
 	$(CC) $^ -o $(BIN)/train $(LDLIBS)
 train-fashion: train-binary
-	./train --dataset fashion-mnist --model vit-mnist --epochs 10 --lr 2e-3 --warmup 1e --aug none --out runs/fashion-mnist
+	$(BIN)/train --dataset fashion-mnist --model vit-mnist --epochs 10 --lr 2e-3 --warmup 1e --aug none --out runs/fashion-mnist
 data:
 	sh data/download_cifar10.sh
 
 # loss/accuracy curves of a run: make plot OUT=runs/cifar10 → OUT/curves.png
 OUT ?= runs/last
 plot: $(BIN)/inspect
-	./inspect plot --csv $(OUT)/metrics.csv --out $(OUT)/curves.png
+	$(BIN)/inspect plot --csv $(OUT)/metrics.csv --out $(OUT)/curves.png
 
 # a checkpoint from ./train loads into PyTorch (strict) and gives the same logits (needs python3-torch)
 $(B)/vit_logits: $(B)/f32/tests/tools/vit_logits.o $(B)/libvitgrad.a

@@ -384,7 +384,8 @@ static void block_product(const gemm_problem *p, real *bufA, const real *bufB,
  * then every row block of C is an independent unit that runs through all K blocks at once. */
 #define WHOLE_B (1L << 20)
 _Static_assert(WHOLE_B <= (long)NC * KC * (long)sizeof(float), "the whole B fits the B buffer");
-static int b_packs_whole(int K, int kc_n, int nc_n) {
+static int b_packs_whole(int K, int cols) {
+    const int kc_n = balanced_block(K, KC, 1), nc_n = balanced_block(cols, NC, NR);
     return K <= kc_n || (long)K * round_up(nc_n, NR) * (long)sizeof(real) <= WHOLE_B;
 }
 
@@ -418,7 +419,7 @@ static void gemm_packed(const gemm_problem *p, int m0, int m1, int n0, int n1, i
 
     for (int jc = n0; jc < n1; jc += nc_n) {
         const int nc = n1 - jc < nc_n ? n1 - jc : nc_n;
-        if (b_packs_whole(K, kc_n, nc_n)) {     /* K block pc sits at bufB + pc·(nc in panels) */
+        if (b_packs_whole(K, n1 - n0)) {     /* K block pc sits at bufB + pc·(nc in panels) */
             const long ncp = round_up(nc, NR);
             for (int pc = 0; pc < K; pc += kc_n)
                 pack_B_block(p, bufB + pc * ncp, jc, nc, pc, K - pc < kc_n ? K - pc : kc_n);
@@ -495,8 +496,7 @@ static void gemm_run(gemm_problem p) {
      * thread waiting 5–10 % of the time in the training step), else split in fixed ranges. */
     const int mtiles = ceil_div(M, MR), ntiles = ceil_div(N, NR);
     const int split_m = ntiles < 2 * nt || (mtiles >= 4 * nt && M >= N);
-    const int shared_rows = split_m && N <= NC &&
-                            b_packs_whole(K, balanced_block(K, KC, 1), balanced_block(N, NC, NR));
+    const int shared_rows = split_m && N <= NC && b_packs_whole(K, N);
     int next_row_block = 0;
     #pragma omp parallel num_threads(nt)
     {
