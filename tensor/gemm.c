@@ -18,7 +18,8 @@
  * are the same for any thread count and any assignment: results are bitwise identical.
  * Packing buffers are per thread, allocated once at their maximum size and reused (first-touching
  * fresh pages is slow on our machines). Small products (attention heads) skip A packing: the
- * micro-kernel reads A in place through its strides. */
+ * micro-kernel reads A in place through its strides; a last column or two of C that would fill a
+ * mostly empty tile column are dot products instead (NT only: both operands contiguous along k). */
 #include "gemm.h"
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,9 @@ enum { MR = 4, NR = 8 };
 #define VG_GEMM_MC (MR * 20)
 #endif
 enum { KC = VG_GEMM_KC, MC = VG_GEMM_MC, NC = NR * 192 };
+/* Small NT products whose last tile column would hold at most this many columns of C compute
+ * those columns as dot products (gemm_small). */
+#define N_EDGE_DOT 2
 /* Products with M·N·K up to this run single-threaded without packing A. */
 #define SMALL_WORK (1L << 19)
 
@@ -440,10 +444,43 @@ static void gemm_packed(const gemm_problem *p, int m0, int m1, int n0, int n1, i
     }
 }
 
+/* Columns [j0, N) of C as dot products, for A rows and B columns that both run along k in
+ * memory: Σ_k A(i,k)·B(k,j) in 8 lanes (lane = k mod 8) added in lane order at the end, four rows
+ * at a time (four independent chains), then C = alpha·Σ + beta·C + bias as the kernels store. */
+static void edge_columns(const gemm_problem *p, int j0) {
+    const int M = p->M, K = p->K, K8 = K / 8 * 8;
+    for (int j = j0; j < p->N; j++) {
+        const real *b = p->B + j * p->csB;
+        for (int i = 0; i < M; i += 4) {
+            const int rows = M - i < 4 ? M - i : 4;
+            const real *a[4];
+            for (int q = 0; q < 4; q++) a[q] = p->A + (i + (q < rows ? q : rows - 1)) * p->rsA;
+            real acc[4][8] = {{0}};
+            for (int k = 0; k < K8; k += 8)
+                for (int q = 0; q < 4; q++)
+                    for (int l = 0; l < 8; l++) acc[q][l] += a[q][k + l] * b[k + l];
+            for (int k = K8; k < K; k++)
+                for (int q = 0; q < 4; q++) acc[q][k - K8] += a[q][k] * b[k];
+            for (int q = 0; q < rows; q++) {
+                real sum = 0;
+                for (int l = 0; l < 8; l++) sum += acc[q][l];
+                real *c = p->C + (i + q) * p->ldc + j;
+                const real t = p->bias ? p->bias[j] : 0;
+                *c = p->alpha * sum + (p->beta == 0 ? t : p->beta * *c + t);
+            }
+        }
+    }
+}
+
 /* Single-threaded product for small shapes: only B is packed (whole K at once); A is read in
- * place by the micro-kernel, so there is no per-call A packing. */
+ * place by the micro-kernel, so there is no per-call A packing. A last tile column holding one or
+ * two columns of C (attention's 65-wide Q·Kᵀ and dO·Vᵀ) would cost as much as a full one: when A
+ * and B both run along k in memory (NT), those columns are dot products instead. */
 static void gemm_small(const gemm_problem *p) {
-    const int M = p->M, N = p->N, K = p->K;
+    const int M = p->M, K = p->K;
+    const int edge = p->csA == 1 && p->rsB == 1 && p->N > NR ? p->N % NR : 0;
+    const int N = edge && edge <= N_EDGE_DOT ? p->N - edge : p->N;
+    if (N < p->N) edge_columns(p, N);
     const size_t need = (size_t)round_up(N, NR) * K;
     real *bufB = buf_get(&tl_bufB, need > (size_t)NC * KC ? need : (size_t)NC * KC);
     if (!bufB) abort();

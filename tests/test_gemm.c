@@ -84,6 +84,7 @@ VG_TEST(gemm_alpha_beta_variants) {
     for (int t = 0; t < 4; t++)
         for (int v = 0; v < 6; v++) {
             bad += check_gemm(t >> 1, t & 1, 37, 29, 45, ab[v][0], ab[v][1], 0);       /* small path */
+            bad += check_gemm(t >> 1, t & 1, 37, 34, 45, ab[v][0], ab[v][1], 2);       /* NT: 2 edge dots */
             bad += check_gemm(t >> 1, t & 1, 131, 75, 70, ab[v][0], ab[v][1], 3);      /* packed */
         }
     CHECK(bad == 0);
