@@ -170,6 +170,14 @@ static void pack_B(real *dst, const real *src, long rs, long cs, int rows, int k
     pack_panel(dst, src, rs, cs, rows, kc, NR);
 }
 
+/* One element's store, the scalar form of every kernel's: c = alpha·acc + (beta·c) + bias, with
+ * beta 0 ignoring c's old contents (NaN included). */
+static inline void store_c(real *c, real alpha, real acc, real beta, real bias) {
+    real t = bias;
+    if (beta != 0) t = beta * *c + t;
+    *c = alpha * acc + t;
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Micro-kernels: C[0:mr, 0:nr] = alpha * (A panel · B panel) + beta * C + bias
  * (beta 0: C's old contents ignored; bias a row of nr values or NULL).
@@ -299,12 +307,7 @@ static VG_ALWAYS_INLINE void micro_kernel(int kc, const real *a, long rsA, long 
         a += csA; b += NR;
     }
     for (int r = 0; r < mr; r++)
-        for (int j = 0; j < nr; j++) {
-            real *cj = c + r * ldc + j;
-            real t = bias ? bias[j] : 0;
-            if (beta != 0) t = beta * *cj + t;
-            *cj = alpha * acc[r][j] + t;
-        }
+        for (int j = 0; j < nr; j++) store_c(c + r * ldc + j, alpha, acc[r][j], beta, bias ? bias[j] : 0);
 }
 
 #endif
@@ -446,7 +449,7 @@ static void gemm_packed(const gemm_problem *p, int m0, int m1, int n0, int n1, i
 
 /* Columns [j0, N) of C as dot products, for A rows and B columns that both run along k in
  * memory: Σ_k A(i,k)·B(k,j) in 8 lanes (lane = k mod 8) added in lane order at the end, four rows
- * at a time (four independent chains), then C = alpha·Σ + beta·C + bias as the kernels store. */
+ * at a time (four independent chains), stored as the kernels store (store_c). */
 static void edge_columns(const gemm_problem *p, int j0) {
     const int M = p->M, K = p->K, K8 = K / 8 * 8;
     for (int j = j0; j < p->N; j++) {
@@ -464,9 +467,7 @@ static void edge_columns(const gemm_problem *p, int j0) {
             for (int q = 0; q < rows; q++) {
                 real sum = 0;
                 for (int l = 0; l < 8; l++) sum += acc[q][l];
-                real *c = p->C + (i + q) * p->ldc + j;
-                const real t = p->bias ? p->bias[j] : 0;
-                *c = p->alpha * sum + (p->beta == 0 ? t : p->beta * *c + t);
+                store_c(p->C + (i + q) * p->ldc + j, p->alpha, sum, p->beta, p->bias ? p->bias[j] : 0);
             }
         }
     }
