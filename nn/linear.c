@@ -68,17 +68,18 @@ static void linear_backward(vg_node *n, const vg_tensor *g) {
     const vg_tensor *x = n->saved[0], *w = n->saved[1];
     const int R = (int)n->ints[0], in = (int)n->ints[1], out = (int)n->ints[2];
     const real *dy = vg_data(g);                                    /* (R, out) */
-    if (vg_input_needs_grad(n, 0)) {                                /* dX = dY · W */
-        vg_tensor *dx = vg_empty(x->ndim, x->shape);
-        vg_gemm(0, 0, R, in, out, 1, dy, out, vg_data(w), in, 0, vg_data(dx), in);
-        vg_accumulate_grad_owned(n->inputs[0], dx);
-    }
-    if (vg_input_needs_grad(n, 1))                                  /* dW += dYᵀ · X */
-        vg_accumulate_grad_gemm(n->inputs[1], 1, 0, out, in, R, 1, dy, out, vg_data(x), in);
+    /* dX last: the op that runs next reads it, and then finds it in cache */
     if (n->n_inputs > 2 && vg_input_needs_grad(n, 2)) {             /* db += Σ_r dY[r, :] */
         vg_tensor *db = vg_empty(1, (int64_t[]){out});
         vg_column_sums(dy, R, out, vg_data(db), false);
         vg_accumulate_grad_owned(n->inputs[2], db);
+    }
+    if (vg_input_needs_grad(n, 1))                                  /* dW += dYᵀ · X */
+        vg_accumulate_grad_gemm(n->inputs[1], 1, 0, out, in, R, 1, dy, out, vg_data(x), in);
+    if (vg_input_needs_grad(n, 0)) {                                /* dX = dY · W */
+        vg_tensor *dx = vg_empty(x->ndim, x->shape);
+        vg_gemm(0, 0, R, in, out, 1, dy, out, vg_data(w), in, 0, vg_data(dx), in);
+        vg_accumulate_grad_owned(n->inputs[0], dx);
     }
 }
 
