@@ -36,7 +36,7 @@ typedef struct {
     int64_t eval_every, save_every, log_every; bool every_in_steps;
     uint64_t seed;
     int threads, loader_threads;
-    bool eval_only, trace_shapes;
+    bool eval_only, trace_shapes, profile;
     int bench;
     int64_t stop_at;
     vg_interp_mode interp;
@@ -90,6 +90,8 @@ static void usage(FILE *f) {
 "  --trace-shapes       print the shape flow of one forward pass and exit\n"
 "  --bench N            time N training steps on random data; print median step ms,\n"
 "                       images/s and GFLOP/s, then exit\n"
+"  --profile            with --bench: also print where each step's wall time goes, by op\n"
+"                       (forward and backward, per output shape) and phase\n"
 "  --help               this text\n");
 }
 
@@ -131,9 +133,11 @@ static options parse_args(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i];
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) { usage(stdout); exit(0); }
-        bool is_switch = !strcmp(f, "--eval-only") || !strcmp(f, "--trace-shapes");
+        bool is_switch = !strcmp(f, "--eval-only") || !strcmp(f, "--trace-shapes") || !strcmp(f, "--profile");
         if (is_switch) {
-            if (!strcmp(f, "--eval-only")) o.eval_only = true; else o.trace_shapes = true;
+            if (!strcmp(f, "--eval-only")) o.eval_only = true;
+            else if (!strcmp(f, "--profile")) o.profile = true;
+            else o.trace_shapes = true;
             continue;
         }
         if (strncmp(f, "--", 2)) bad_flag(f, "unexpected argument (flags start with --)");
@@ -195,6 +199,7 @@ static options parse_args(int argc, char **argv) {
         #undef FLAG
     }
     if (o.resume && o.init) bad_flag("--init", "cannot be combined with --resume");
+    if (o.profile && !o.bench) bad_flag("--profile", "needs --bench N (it profiles the benchmark's steps)");
     /* the model: preset by dataset unless named */
     if (!o.model) o.model = !strcmp(o.dataset, "fashion-mnist") || !strcmp(o.dataset, "mnist") ? "vit-mnist"
                           : !strcmp(o.dataset, "imagefolder") ? "vit-tiny-in64" : "vit-tiny-cifar";
@@ -463,23 +468,31 @@ static void print_eval_report(const eval_result *r, const vg_dataset *d, FILE *f
 /* ------------------------------------------------------------------ one training step */
 /* returns the loss; *correct gets the batch's top-1 hits; NAN loss is reported by the caller */
 static double train_step(trainer *t, const options *o, const vg_batch *b, double lr, int64_t *correct, double *gnorm) {
+    vg_profile_step_begin();                        /* no-op unless --profile */
     vg_tensor *x = batch_tensor(b);
+    vg_profile_phase("batch to tensor");
     vg_tensor *logits = vg_vit_forward(&t->model, x, true, &t->dropout_rng);
     vg_tensor *loss = vg_cross_entropy_fn(logits, b->y, o->label_smoothing);
     if (!loss) { fprintf(stderr, "train: step %lld: %s\n", (long long)t->step, vg_error()); exit(1); }
     double lv = (double)vg_item(loss);
     *correct = vg_top1_correct(logits, b->y);
+    vg_profile_phase("loss value, top-1");
     /* test hook: VG_TEST_NAN_AT_STEP=N makes the loss of step N (1-based) NaN */
     const char *nan_at = getenv("VG_TEST_NAN_AT_STEP");
     if (nan_at && atoll(nan_at) == t->step + 1) lv = NAN;
-    if (!isfinite(lv)) return lv;
+    if (!isfinite(lv)) { vg_profile_step_end(); return lv; }
     vg_params_zero_grad(&t->params);
+    vg_profile_phase("zero_grad");
     if (!vg_backward(loss, NULL)) { fprintf(stderr, "train: backward: %s\n", vg_error()); exit(1); }
+    vg_profile_phase("backward: engine");
     *gnorm = vg_clip_grad_norm(&t->params, o->clip);
-    if (!isfinite(*gnorm)) return NAN;
+    vg_profile_phase("clip grad norm");
+    if (!isfinite(*gnorm)) { vg_profile_step_end(); return NAN; }
     vg_adamw_step(t->opt, lr);
+    vg_profile_phase("AdamW");
     t->step++;
     vg_arena_reset();
+    vg_profile_step_end();
     return lv;
 }
 
@@ -498,6 +511,7 @@ static int run_bench(trainer *t, const options *o) {
     double *ms = malloc(sizeof(double) * (size_t)n);
     for (int i = 0; i < warm + n; i++) {
         int64_t correct; double gn;
+        if (o->profile && i == warm && !vg_profile_start(n)) { fprintf(stderr, "train: --profile: out of memory\n"); return 1; }
         double t0 = now_s();
         train_step(t, o, &b, 1e-4, &correct, &gn);
         if (i >= warm) ms[i - warm] = (now_s() - t0) * 1e3;
@@ -510,6 +524,7 @@ static int run_bench(trainer *t, const options *o) {
            "%.1f GFLOP/s (%.3f GFLOP per image per step), peak RSS %ld MiB\n",
            o->model, o->batch, omp_get_max_threads(), med, ms[0], ms[n - 1], ips, gflops,
            vg_vit_train_flops(c) / 1e9, peak_rss_mib());
+    if (o->profile) { vg_profile_report(stdout); vg_profile_stop(); }
     free(ms); free(pix); free(labels);
     return 0;
 }

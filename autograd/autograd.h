@@ -63,6 +63,37 @@ vg_tensor *vg_detach(vg_tensor *t);         /* same storage, no history, no grad
 /* Visit the nodes reachable from root in topological order (inputs first). */
 int  vg_graph_nodes(vg_tensor *root, vg_node **out, int max);
 
+/* ---- op profile: where a training step's wall time goes (a user feature: ./train --profile) ----
+ * While a profiled step runs (between vg_profile_step_begin and _end), every moment is charged to
+ * one row: an op's forward (the time up to its vg_record, as ops record after computing), its
+ * backward rule (the time inside it), the engine between rules ("backward: engine"), a phase the
+ * caller names with vg_profile_phase (the time since the last charge), or "other" (what is left
+ * at the step's end). A step's rows add up to its wall time. Rows are keyed by op name, first
+ * input's shape and output shape. Off unless started; then each call costs two clock reads. */
+bool vg_profile_start(int max_steps);           /* profile the next max_steps steps; clears rows */
+void vg_profile_stop(void);                     /* off; frees the rows */
+bool vg_profile_active(void);                   /* inside a profiled step */
+void vg_profile_step_begin(void);
+void vg_profile_phase(const char *name);        /* name: a string that outlives the profile */
+void vg_profile_step_end(void);
+typedef struct {
+    const char *name;
+    bool is_phase;                              /* a named phase (time in fwd_ms), not an op */
+    int ndim, in_ndim;
+    int64_t shape[VG_MAX_DIMS];                 /* the op's output shape */
+    int64_t in_shape[VG_MAX_DIMS];              /* its first input's shape */
+    double fwd_calls, bwd_calls;                /* per step */
+    double fwd_ms, bwd_ms;                      /* mean per step */
+    double median_ms;                           /* median over steps of fwd + bwd */
+} vg_profile_row;
+int  vg_profile_rows(vg_profile_row *out, int max);   /* rows in order of first appearance */
+int  vg_profile_steps(void);                    /* profiled steps so far */
+void vg_profile_report(FILE *f);                /* the rows as a table, largest first */
+/* engine hooks */
+void vg_profile_recorded_(const vg_node *n);
+void vg_profile_rule_begin_(void);
+void vg_profile_rule_end_(const vg_node *n);
+
 /* ---- elementwise, with NumPy/PyTorch broadcasting ---- */
 vg_tensor *vg_add(vg_tensor *a, vg_tensor *b);
 /* a + b written over b's storage, for a residual connection x + f(x): b must be a step temporary

@@ -25,6 +25,7 @@ vg_node *vg_record(vg_tensor *out, const char *op, vg_backward_fn backward, int 
     for (int i = 0; i < n; i++) node->inputs[i] = inputs[i];
     out->node = node;
     out->requires_grad = true;
+    vg_profile_recorded_(node);
     return node;
 }
 
@@ -169,7 +170,10 @@ bool vg_backward(vg_tensor *root, const vg_tensor *grad_root) {
     else root->grad = vg_ones(root->ndim, root->shape);
     for (int i = n - 1; i >= 0; i--) {
         vg_node *node = order[i];
-        if (node->out->grad) node->backward(node, node->out->grad);
+        if (!node->out->grad) continue;
+        vg_profile_rule_begin_();
+        node->backward(node, node->out->grad);
+        vg_profile_rule_end_(node);
     }
     vg_no_grad_end();
     return true;

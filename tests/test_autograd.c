@@ -4,6 +4,7 @@
 #include "autograd/autograd.h"
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 VG_TEST(backward_simple_chain) {
@@ -181,4 +182,67 @@ VG_TEST(memory_is_stable_over_1000_steps) {
     CHECK(last_loss < first_loss * 0.1);                     /* and it learned */
     for (int i = 0; i < 3; i++) vg_tensor_free(params[i]);
     vg_tensor_free(x);
+}
+
+/* The op profile charges every moment of a profiled step to one row: ops by (name, input shape,
+ * output shape), forward and backward, the engine between rules, named phases and "other". */
+VG_TEST(profile_charges_each_step_to_ops_and_phases) {
+    vg_rng r = vg_rng_seed(5);
+    vg_tensor *w = vg_persist(vg_randn(&r, VG_DIMS(8, 3), 0, 1)); w->requires_grad = true;
+    vg_tensor *w2 = vg_persist(vg_randn(&r, VG_DIMS(3, 2), 0, 1)); w2->requires_grad = true;
+    CHECK(!vg_profile_active());
+    REQUIRE(vg_profile_start(3));
+    double outside_ms = 0;
+    for (int step = 0; step < 4; step++) {                   /* the 4th is past max_steps: ignored */
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        vg_profile_step_begin();
+        CHECK(vg_profile_active() == (step < 3));
+        vg_tensor *x = vg_randn(&r, VG_DIMS(4, 8), 0, 1);
+        vg_tensor *h = vg_tanh(vg_matmul(x, w));             /* matmul (4x8 -> 4x3) */
+        vg_tensor *y = vg_tanh(vg_matmul(h, w2));            /* matmul (4x3 -> 4x2): its own row */
+        vg_tensor *l = vg_mean_all(vg_mul(y, y));
+        vg_profile_phase("loss");
+        vg_zero_grad(w); vg_zero_grad(w2);
+        REQUIRE(vg_backward(l, NULL));
+        vg_profile_phase("after backward");
+        vg_profile_step_end();
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        if (step < 3) outside_ms += 1e3 * (double)(b.tv_sec - a.tv_sec) + 1e-6 * (double)(b.tv_nsec - a.tv_nsec);
+        vg_arena_reset();
+    }
+    CHECK(vg_profile_steps() == 3 && !vg_profile_active());
+    vg_profile_row rows[64];
+    const int n = vg_profile_rows(rows, 64);
+    int matmuls = 0, tanhs = 0, phases = 0;
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        const vg_profile_row *q = &rows[i];
+        sum += 3 * (q->fwd_ms + q->bwd_ms);
+        CHECK(q->fwd_ms >= 0 && q->bwd_ms >= 0 && q->median_ms >= 0);
+        if (!strcmp(q->name, "matmul")) {
+            matmuls++;
+            CHECK(q->fwd_calls == 1 && q->bwd_calls == 1 && q->ndim == 2 && q->in_ndim == 2 && q->in_shape[0] == 4);
+            CHECK((q->in_shape[1] == 8 && q->shape[1] == 3) || (q->in_shape[1] == 3 && q->shape[1] == 2));
+        }
+        if (!strcmp(q->name, "tanh")) tanhs++;
+        if (q->is_phase) {
+            phases++;
+            CHECK(q->bwd_ms == 0 && q->bwd_calls == 0);
+            if (strcmp(q->name, "backward: engine")) CHECK(q->fwd_calls == 1);   /* charged once a step */
+        }
+    }
+    CHECK(matmuls == 2 && tanhs == 2);
+    CHECK(phases == 4);                        /* loss, after backward, backward: engine, other */
+    /* the rows cover the steps' wall time: all of it, from begin to end */
+    CHECK_MSG(sum <= outside_ms + 1e-6 && sum >= outside_ms - 0.5, "rows %.4f ms, measured %.4f ms", sum, outside_ms);
+    vg_profile_stop();
+    CHECK(vg_profile_rows(rows, 64) == 0 && vg_profile_steps() == 0);
+    vg_profile_step_begin();                   /* off: no rows, no effect */
+    vg_tensor *z = vg_tanh(vg_matmul(vg_randn(&r, VG_DIMS(2, 8), 0, 1), w));
+    CHECK(z && !vg_profile_active());
+    vg_profile_step_end();
+    CHECK(vg_profile_rows(rows, 64) == 0);
+    vg_tensor_free(w); vg_tensor_free(w2);
+    vg_arena_reset();
 }

@@ -244,6 +244,32 @@ VG_TEST(train_checkpoint_round_trip_and_atomic_switch) {
 }
 
 /* ------------------------------------------------------------------ the program */
+/* --bench --profile prints the op table after the bench line; its rows add up to the step */
+VG_TEST(train_bench_profile_prints_where_the_time_goes) {
+    static char out[16384];
+    int rc = run("./train --model vit-micro-cifar --dim 16 --depth 2 --heads 2 --batch 8 --threads 2 "
+                 "--bench 3 --profile", out, sizeof out);
+    CHECK_MSG(rc == 0, "exit %d: %s", rc, out);
+    const char *bench = strstr(out, "bench: model"), *table = strstr(out, "profile: wall time per step");
+    CHECK_MSG(bench && table && bench < table, "%s", out);
+    REQUIRE(rc == 0 && bench && table && bench < table);
+    /* 2 blocks: the qkv Linear (16 -> 48) runs twice a step, forward and backward */
+    const char *qkv = strstr(table, "linear             8x65x16 -> 8x65x48");
+    CHECK_MSG(qkv, "%s", table);
+    REQUIRE(qkv);
+    double calls = 0, fwd = -1, bwd = -1;
+    CHECK(sscanf(qkv + 48, "%lf %lf %lf", &calls, &fwd, &bwd) == 3 && calls == 2 && fwd >= 0 && bwd > 0);
+    CHECK(strstr(table, "attention") && strstr(table, "layernorm") && strstr(table, "AdamW") &&
+          strstr(table, "clip grad norm") && strstr(table, "backward: engine"));
+    const char *all = strstr(table, "\nall ");
+    double total = 0;
+    REQUIRE(all && sscanf(all + 1 + 4, "%lf", &total) == 1);
+    double median_step = 0;
+    REQUIRE(sscanf(strstr(bench, "median step") + 12, "%lf", &median_step) == 1);
+    /* the mean of 3 steps against their median: same order of magnitude, nothing missing */
+    CHECK_MSG(total > 0.5 * median_step && total < 3 * median_step, "all %.2f ms, median step %.2f ms", total, median_step);
+}
+
 VG_TEST(train_flag_errors_exit_2_naming_the_flag) {
     static const char *cases[][2] = {
         {"--bogus", "--bogus: unknown flag"},
@@ -257,6 +283,7 @@ VG_TEST(train_flag_errors_exit_2_naming_the_flag) {
         {"--lr 0.1 --min-lr 1", "--min-lr"},
         {"--warmup x", "--warmup"},
         {"--init a --resume b", "--init: cannot be combined"},
+        {"--profile", "--profile: needs --bench"},
         {"positional", "unexpected argument"},
     };
     char out[4096], cmd[512];
