@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run.sh — `make bench`: vitgrad's training speed against PyTorch's on the four presets, then the
-# GEMM table against OpenBLAS. Not a test; prints Markdown tables for docs/benchmarks.md.
+# GEMM table against OpenBLAS, then where vitgrad's step goes (./train --profile). Not a test;
+# prints Markdown tables for docs/benchmarks.md.
 #
 #   bash bench/run.sh [BUILD_DIR]        (make bench builds ./train and BUILD_DIR/gemm_bench first)
 #
@@ -91,3 +92,11 @@ echo
 if [ -x "$B/gemm_bench" ]; then
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $PRIO "$B/gemm_bench" "$GEMM_REPS"
 fi
+
+# ---- where vitgrad's step goes (wall clock, by op: ./train --profile)
+echo
+echo "## Where vitgrad's training step goes: vit-tiny-cifar, 2 threads, batch 128"
+echo
+echo '```'
+$PRIO "$TRAIN" --model vit-tiny-cifar --bench 6 --threads 2 --profile 2>&1
+echo '```'
