@@ -91,7 +91,7 @@ static void usage(FILE *f) {
 "  --bench N            time N training steps on random data; print median step ms,\n"
 "                       images/s and GFLOP/s, then exit\n"
 "  --profile            with --bench: also print where each step's wall time goes, by op\n"
-"                       (forward and backward, per output shape) and phase\n"
+"                       (forward and backward, per input and output shapes) and phase\n"
 "  --help               this text\n");
 }
 

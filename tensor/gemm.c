@@ -166,9 +166,10 @@ static VG_ALWAYS_INLINE void pack_panel(real *restrict dst, const real *restrict
  * other in memory (rs = 1: the A of a dW product, the B of dX and dW): one sweep along k, each
  * step copying `rows` contiguous values into the panels and prefetching the source row
  * PACK_AHEAD steps on. Panel by panel, each panel walked all kc source rows again, W values per
- * row, and the hardware prefetchers did not keep up with the strided walk (dW's A packing was a
- * quarter of its micro-kernel's time, measured with perf). Same values as pack_panel, panel
- * after panel kc·W apart, zero rows padding the last. */
+ * row (perf, one thread, qkv's dW: packing A took a quarter of the kernels' time). The sweep
+ * alone was no faster; with the prefetch the dW products ran 0–4 % faster (docs/benchmarks.md,
+ * seventh round). Same values as pack_panel, panel after panel kc·W apart, zero rows padding
+ * the last. */
 #define PACK_AHEAD 4
 static VG_ALWAYS_INLINE void pack_block_rows(real *restrict dst, const real *restrict src, long cs,
                                              int rows, int kc, int W) {
