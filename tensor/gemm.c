@@ -168,8 +168,8 @@ static VG_ALWAYS_INLINE void pack_panel(real *restrict dst, const real *restrict
  * PACK_AHEAD steps on. Panel by panel, each panel walked all kc source rows again, W values per
  * row (perf, one thread, qkv's dW: packing A took a quarter of the kernels' time). The sweep
  * alone was no faster; with the prefetch the dW products ran 3 % slower to 4 % faster in a quiet
- * spell of the machine, 3–8 % faster in a busier one (docs/benchmarks.md, seventh round). Same values as pack_panel, panel after panel kc·W apart, zero rows padding
- * the last. */
+ * spell of the machine, 3–8 % faster in a busier one (docs/benchmarks.md, seventh round).
+ * Same values as pack_panel, panel after panel kc·W apart, zero rows padding the last. */
 #define PACK_AHEAD 4
 static VG_ALWAYS_INLINE void pack_block_rows(real *restrict dst, const real *restrict src, long cs,
                                              int rows, int kc, int W) {
