@@ -9,8 +9,9 @@
  *   - a phase the caller names (vg_profile_phase), e.g. the optimizer;
  *   - "other": what is left when the step ends.
  * So the rows of a step add up to its wall time. Rows are keyed by op name, first input's shape
- * and output shape (the qkv, projection and MLP Linears are different rows). Each row keeps its per-step times, for medians.
- * Rows are created in the first profiled step; later steps allocate nothing. */
+ * and output shape (the qkv, projection and MLP Linears are different rows). Each row keeps its
+ * forward and backward sums and its per-step totals (for the median). Rows are created in the
+ * first profiled step; later steps allocate nothing. */
 #include "autograd.h"
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,8 @@ typedef struct {
     int64_t shape[VG_MAX_DIMS], in_shape[VG_MAX_DIMS];
     long fwd_calls, bwd_calls;
     double cur_fwd, cur_bwd;        /* this step's seconds */
-    double *step_fwd, *step_bwd;    /* seconds per finished step */
+    double sum_fwd, sum_bwd;        /* seconds over the finished steps */
+    double *step_total;             /* fwd + bwd seconds of each finished step */
 } row;
 
 static bool on, in_step;
@@ -61,9 +63,8 @@ static row *find_row(const char *name, const vg_node *n) {
     }
     row *r = &rows[n_rows];
     memset(r, 0, sizeof *r);
-    r->step_fwd = calloc((size_t)max_steps, sizeof(double));
-    r->step_bwd = calloc((size_t)max_steps, sizeof(double));
-    if (!r->step_fwd || !r->step_bwd) { free(r->step_fwd); free(r->step_bwd); return NULL; }
+    r->step_total = calloc((size_t)max_steps, sizeof(double));
+    if (!r->step_total) return NULL;
     r->name = name; r->is_phase = !n;
     if (out) { r->ndim = out->ndim; memcpy(r->shape, out->shape, sizeof r->shape); }
     if (in) { r->in_ndim = in->ndim; memcpy(r->in_shape, in->shape, sizeof r->in_shape); }
@@ -87,7 +88,7 @@ bool vg_profile_start(int steps) {
 }
 
 void vg_profile_stop(void) {
-    for (int i = 0; i < n_rows; i++) { free(rows[i].step_fwd); free(rows[i].step_bwd); }
+    for (int i = 0; i < n_rows; i++) free(rows[i].step_total);
     n_rows = 0; steps_done = 0; max_steps = 0;
     on = in_step = false;
 }
@@ -114,8 +115,8 @@ void vg_profile_step_end(void) {
     charge(o);
     for (int i = 0; i < n_rows; i++) {
         row *r = &rows[i];
-        r->step_fwd[steps_done] = r->cur_fwd;
-        r->step_bwd[steps_done] = r->cur_bwd;
+        r->step_total[steps_done] = r->cur_fwd + r->cur_bwd;
+        r->sum_fwd += r->cur_fwd; r->sum_bwd += r->cur_bwd;
         r->cur_fwd = r->cur_bwd = 0;
     }
     steps_done++;
@@ -168,11 +169,8 @@ int vg_profile_rows(vg_profile_row *out, int max) {
         o->ndim = r->ndim; memcpy(o->shape, r->shape, sizeof o->shape);
         o->in_ndim = r->in_ndim; memcpy(o->in_shape, r->in_shape, sizeof o->in_shape);
         o->fwd_calls = (double)r->fwd_calls / n; o->bwd_calls = (double)r->bwd_calls / n;
-        for (int s = 0; s < n; s++) {
-            o->fwd_ms += 1e3 * r->step_fwd[s] / n;
-            o->bwd_ms += 1e3 * r->step_bwd[s] / n;
-            tmp[s] = 1e3 * (r->step_fwd[s] + r->step_bwd[s]);
-        }
+        o->fwd_ms = 1e3 * r->sum_fwd / n; o->bwd_ms = 1e3 * r->sum_bwd / n;
+        for (int s = 0; s < n; s++) tmp[s] = 1e3 * r->step_total[s];
         o->median_ms = median(tmp, n);
     }
     free(tmp);

@@ -191,23 +191,25 @@ static VG_ALWAYS_INLINE void pack_block_rows(real *restrict dst, const real *res
     }
 }
 
-/* The packers of the two operands (W a compile-time constant in each): one panel of up to W rows,
- * or a block of any number of rows in consecutive panels. */
-static void pack_A(real *dst, const real *src, long rs, long cs, int rows, int kc) {
-    pack_panel(dst, src, rs, cs, rows, kc, MR);
+/* Rows of a block into consecutive W-wide panels: in one sweep when each row's values at one k
+ * sit side by side (rs = 1), else panel by panel. */
+static VG_ALWAYS_INLINE void pack_block(real *dst, const real *src, long rs, long cs, int rows,
+                                        int kc, int W) {
+    if (rs == 1) { pack_block_rows(dst, src, cs, rows, kc, W); return; }
+    for (int i = 0; i < rows; i += W)
+        pack_panel(dst + (long)i * kc, src + i * rs, rs, cs, rows - i < W ? rows - i : W, kc, W);
+}
+
+/* The packers of the two operands, W a compile-time constant in each: a block of A's rows into
+ * MR-tall panels, of B's columns into NR-wide ones, and one B panel (the small-product path). */
+static void pack_A_block(real *dst, const real *src, long rs, long cs, int rows, int kc) {
+    pack_block(dst, src, rs, cs, rows, kc, MR);
+}
+static void pack_B_cols(real *dst, const real *src, long rs, long cs, int rows, int kc) {
+    pack_block(dst, src, rs, cs, rows, kc, NR);
 }
 static void pack_B(real *dst, const real *src, long rs, long cs, int rows, int kc) {
     pack_panel(dst, src, rs, cs, rows, kc, NR);
-}
-static void pack_A_block(real *dst, const real *src, long rs, long cs, int rows, int kc) {
-    if (rs == 1) { pack_block_rows(dst, src, cs, rows, kc, MR); return; }
-    for (int i = 0; i < rows; i += MR)
-        pack_A(dst + (long)i * kc, src + i * rs, rs, cs, rows - i < MR ? rows - i : MR, kc);
-}
-static void pack_B_rows(real *dst, const real *src, long rs, long cs, int rows, int kc) {
-    if (rs == 1) { pack_block_rows(dst, src, cs, rows, kc, NR); return; }
-    for (int j = 0; j < rows; j += NR)
-        pack_B(dst + (long)j * kc, src + j * rs, rs, cs, rows - j < NR ? rows - j : NR, kc);
 }
 
 /* One element's store, the scalar form of every kernel's: c = alpha·acc + (beta·c) + bias, with
@@ -404,7 +406,7 @@ static void scale_c(const gemm_problem *p, int m0, int m1, int n0, int n1) {
 
 /* Packs B[pc.., jc..] (kc × nc) into NR-wide panels at bufB. */
 static void pack_B_block(const gemm_problem *p, real *bufB, int jc, int nc, int pc, int kc) {
-    pack_B_rows(bufB, p->B + pc * p->rsB + jc * p->csB, p->csB, p->rsB, nc, kc);
+    pack_B_cols(bufB, p->B + pc * p->rsB + jc * p->csB, p->csB, p->rsB, nc, kc);
 }
 
 /* C[ic.., jc..] (mc × nc) op= A[ic.., pc..] · the packed B block at bufB: packs the A block into
