@@ -47,8 +47,8 @@ echo "# vitgrad vs PyTorch — $(date -u +%F), $(grep -m1 'model name' /proc/cpu
 echo "priority: $PRIO_NAME; FMA peak (bench/fma_peak.c, $VEC FMA chains): $PEAK1 GFLOP/s on 1 thread, $PEAK2 on 2"
 echo "torch: $([ $HAVE_TORCH = 1 ] && env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$PYTHON" -c 'import torch; print(torch.__version__)' 2>/dev/null)"
 echo
-echo "| preset | thr | steps | vitgrad img/s | PyTorch img/s | ratio | vitgrad GFLOP/s | % of peak | PyTorch GFLOP/s | vitgrad RSS MiB | PyTorch RSS MiB |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| preset | thr | steps | vitgrad img/s | PyTorch img/s | ratio | vitgrad, timm's work: img/s | ratio | vitgrad GFLOP/s | % of peak | PyTorch GFLOP/s | vitgrad RSS MiB | PyTorch RSS MiB |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 
 best() { awk -v a="$1" -v b="$2" 'BEGIN { print (a > b ? a : b) }'; }
 
@@ -56,13 +56,17 @@ for spec in vit-tiny-cifar:4 vit-micro-cifar:6 vit-mnist:10 vit-tiny-in64:4; do
     P=${spec%%:*}; N=${spec##*:}
     R=$ROUNDS
     for T in 1 2; do
-        v_ips=0; p_ips=0; v_rss=0; p_rss=0; gf_img=0
+        v_ips=0; f_ips=0; p_ips=0; v_rss=0; p_rss=0; gf_img=0; gf_timm=0
         for ((r = 0; r < R; r++)); do
             line=$($PRIO "$TRAIN" --model "$P" --bench "$N" --threads "$T" 2>&1 | grep '^bench:')
             ips=$(echo "$line" | sed -E 's/.* ([0-9.]+) images\/s.*/\1/')
             gf_img=$(echo "$line" | sed -E 's/.*\(([0-9.]+) GFLOP per image.*/\1/')
+            gf_timm=$(echo "$line" | sed -E "s/.*timm's model ([0-9.]+)\\).*/\\1/")
             rss=$(echo "$line" | sed -E 's/.*peak RSS ([0-9]+) MiB.*/\1/')
             v_ips=$(best "$v_ips" "$ips"); v_rss=$(best "$v_rss" "$rss")
+            sleep 0.3
+            line=$($PRIO "$TRAIN" --model "$P" --bench "$N" --threads "$T" --full-last-block 2>&1 | grep '^bench:')
+            f_ips=$(best "$f_ips" "$(echo "$line" | sed -E 's/.* ([0-9.]+) images\/s.*/\1/')")
             sleep 0.3
             if [ $HAVE_TORCH = 1 ]; then
                 pl=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=$T OMP_NUM_THREADS=$T \
@@ -73,19 +77,22 @@ for spec in vit-tiny-cifar:4 vit-micro-cifar:6 vit-mnist:10 vit-tiny-in64:4; do
             fi
         done
         peak=$([ "$T" = 1 ] && echo "$PEAK1" || echo "$PEAK2")
-        awk -v P="$P" -v T="$T" -v N="$N" -v vi="$v_ips" -v pi="$p_ips" -v g="$gf_img" -v pk="$peak" \
-            -v vr="$v_rss" -v pr="$p_rss" 'BEGIN {
+        awk -v P="$P" -v T="$T" -v N="$N" -v vi="$v_ips" -v fi="$f_ips" -v pi="$p_ips" -v g="$gf_img" \
+            -v gt="$gf_timm" -v pk="$peak" -v vr="$v_rss" -v pr="$p_rss" 'BEGIN {
             ps = (pi > 0) ? sprintf("%.1f", pi) : "—"; rs = (pi > 0) ? sprintf("%.2f", vi / pi) : "—"
-            pg = (pi > 0) ? sprintf("%.1f", pi * g) : "—"; prs = (pr > 0) ? sprintf("%d", pr) : "—"
-            printf "| %s | %d | %d | %.1f | %s | %s | %.1f | %.0f%% | %s | %d | %s |\n", P, T, N, vi, ps, rs,
-                   vi * g, 100 * vi * g / pk, pg, vr, prs }'
+            fs = (pi > 0) ? sprintf("%.2f", fi / pi) : "—"
+            pg = (pi > 0) ? sprintf("%.1f", pi * gt) : "—"; prs = (pr > 0) ? sprintf("%d", pr) : "—"
+            printf "| %s | %d | %d | %.1f | %s | %s | %.1f | %s | %.1f | %.0f%% | %s | %d | %s |\n", P, T, N, vi, ps,
+                   rs, fi, fs, vi * g, 100 * vi * g / pk, pg, vr, prs }'
     done
 done
 echo
 echo "ratio = vitgrad / PyTorch images per second (best of the alternating rounds of each, each round"
-echo "the median step after 2 warm-up steps); GFLOP/s = images/s × the model's FLOP per image per"
-echo "training step (forward + backward of every matmul, attention and conv; same count for both);"
-echo "% of peak = vitgrad GFLOP/s / the FMA peak above for that thread count; batch 128."
+echo "the median step after 2 warm-up steps). vitgrad's last block computes the class token alone (all"
+echo "the logits read); \"timm's work\" is ./train --full-last-block, every token as PyTorch computes"
+echo "it. GFLOP/s = images/s × the FLOP per image per training step each program performs (forward +"
+echo "backward of every matmul, attention and conv); % of peak = vitgrad GFLOP/s / the FMA peak above"
+echo "for that thread count; batch 128."
 echo
 
 # ---- GEMM

@@ -4,14 +4,16 @@
  * Core, timm layout. qkv (B, N, 3·D), D = H·hd; the last dim is (3, H, hd), so for batch b and
  * head h the (N, hd) matrices Q, K, V are read in place with row stride 3·D:
  *   Q = qkv[b, :, 0·D + h·hd …],  K = qkv[b, :, 1·D + h·hd …],  V = qkv[b, :, 2·D + h·hd …]
- * forward, per (b, h):   S = Q Kᵀ · scale          (N, N), scale = hd^-½
- *                        A = softmax(S) over rows  (saved, (B, H, N, N))
+ * Only the first R ≤ N query rows may be asked for (R = 1: the class token alone, for a ViT's last
+ * block when only that token is read); every token is still a key and a value. Q_R = Q's first R rows.
+ * forward, per (b, h):   S = Q_R Kᵀ · scale        (R, N), scale = hd^-½
+ *                        A = softmax(S) over rows  (saved, (B, H, R, N))
  *                        Â = A ⊙ M                 dropout mask M (train and attn_drop > 0)
- *                        O = Â V                   (N, hd) written to out[b, :, h·hd …]
+ *                        O = Â V                   (R, hd) written to out[b, :, h·hd …]
  * backward, per (b, h):  dV = Âᵀ dO
  *                        dÂ = dO Vᵀ,  dA = dÂ ⊙ M
  *                        dS = A ⊙ (dA − rowsum(dA ⊙ A))      (softmax backward)
- *                        dQ = dS K · scale,  dK = dSᵀ Q · scale
+ *                        dQ_R = dS K · scale,  dK = dSᵀ Q_R · scale,  dQ's other rows 0
  * The (b, h) pairs are independent: OpenMP runs over them, each writing its own slots of out
  * (forward) or of dqkv (backward), so results do not depend on the thread count. The small
  * GEMMs (65×65×64 for ViT on CIFAR) go through vg_gemm, which stays single-threaded inside. */
@@ -23,24 +25,24 @@
 #include <string.h>
 
 typedef struct {
-    int64_t B, N, H, hd, D;
+    int64_t B, N, R, H, hd, D;       /* R: query rows computed (the first R tokens) */
     double scale;
     const real *qkv;        /* (B, N, 3D) contiguous */
-    real *attn;             /* A (B, H, N, N): softmax weights, before dropout */
+    real *attn;             /* A (B, H, R, N): softmax weights, before dropout */
     real *mask, *dropped;   /* M and Â = A ⊙ M, or NULL without dropout */
 } attn_ctx;
 
-/* In-place row softmax of an (N, N) block: max subtracted, then e = exp(s − max), then e / Σe.
+/* In-place row softmax of a (rows, N) block: max subtracted, then e = exp(s − max), then e / Σe.
  * float32 with AVX2: e^x by vg_exp_neg8 (tensor/exp8.h, ≤ 2 ulp), 8 lanes at a time; the per-lane
  * sums are combined in double in a fixed order. A NaN in a row makes the whole row NaN (it
  * survives into its own e and the sum). Other builds (and the float64 gradcheck build): libm exp
  * in double. */
 #ifdef VG_HAVE_EXP8
-static void softmax_rows_inplace(real *s, int64_t N) {
+static void softmax_rows_inplace(real *s, int64_t rows, int64_t N) {
     const int64_t N8 = N / 8 * 8, tail = N - N8;
     const __m256i tail_mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)tail),
                                                  _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    for (int64_t i = 0; i < N; i++) {
+    for (int64_t i = 0; i < rows; i++) {
         float *r = s + i * N;
         __m256 vm = _mm256_set1_ps(-INFINITY);
         for (int64_t j = 0; j < N8; j += 8) vm = _mm256_max_ps(vm, _mm256_loadu_ps(r + j));
@@ -71,8 +73,8 @@ static void softmax_rows_inplace(real *s, int64_t N) {
     }
 }
 #else
-static void softmax_rows_inplace(real *s, int64_t N) {
-    for (int64_t i = 0; i < N; i++) {
+static void softmax_rows_inplace(real *s, int64_t rows, int64_t N) {
+    for (int64_t i = 0; i < rows; i++) {
         real *r = s + i * N;
         double m = -INFINITY, sum = 0;
         for (int64_t j = 0; j < N; j++) if ((double)r[j] > m) m = (double)r[j];
@@ -86,89 +88,91 @@ static void softmax_rows_inplace(real *s, int64_t N) {
 /* ------------------------------------------------------------------ backward */
 static void attention_backward(vg_node *n, const vg_tensor *g) {
     const attn_ctx *c = n->ctx;
-    const int64_t B = c->B, N = c->N, H = c->H, hd = c->hd, D = c->D, NN = N * N;
+    const int64_t B = c->B, N = c->N, R = c->R, H = c->H, hd = c->hd, D = c->D, RN = R * N;
     const int ld = (int)(3 * D);
     const real alpha = (real)c->scale;
-    const real *dout = vg_data(g);                                  /* (B, N, D) */
+    const real *dout = vg_data(g);                                  /* (B, R, D) */
     vg_tensor *dqkv = vg_empty(VG_DIMS(B, N, 3 * D));               /* every element written once */
     real *dq = vg_data(dqkv);
     const vg_arena_mark mark = vg_arena_get_mark();                 /* dS scratch: freed below */
-    real *scratch = vg_arena_alloc(sizeof(real) * (size_t)(B * H * NN + 1));
-    #pragma omp parallel for schedule(static) if (B * H > 1 && B * H * NN * hd > 65536)
+    real *scratch = vg_arena_alloc(sizeof(real) * (size_t)(B * H * RN + 1));
+    #pragma omp parallel for schedule(static) if (B * H > 1 && B * H * RN * hd > 65536)
     for (int64_t bh = 0; bh < B * H; bh++) {
         const int64_t b = bh / H, h = bh % H;
         const real *Q = c->qkv + b * N * 3 * D + h * hd, *K = Q + D, *V = Q + 2 * D;
         real *dQ = dq + b * N * 3 * D + h * hd, *dK = dQ + D, *dV = dQ + 2 * D;
-        const real *dO = dout + b * N * D + h * hd;                 /* (N, hd), row stride D */
-        const real *A = c->attn + bh * NN;
-        const real *Ahat = c->dropped ? c->dropped + bh * NN : A;
-        real *dS = scratch + bh * NN;
+        const real *dO = dout + b * R * D + h * hd;                 /* (R, hd), row stride D */
+        const real *A = c->attn + bh * RN;
+        const real *Ahat = c->dropped ? c->dropped + bh * RN : A;
+        real *dS = scratch + bh * RN;
         /* dV = Âᵀ dO */
-        vg_gemm(1, 0, (int)N, (int)hd, (int)N, 1, Ahat, (int)N, dO, (int)D, 0, dV, ld);
+        vg_gemm(1, 0, (int)N, (int)hd, (int)R, 1, Ahat, (int)N, dO, (int)D, 0, dV, ld);
         /* dÂ = dO Vᵀ, then through the dropout mask: dA = dÂ ⊙ M */
-        vg_gemm(0, 1, (int)N, (int)N, (int)hd, 1, dO, (int)D, V, ld, 0, dS, (int)N);
-        if (c->mask) { const real *M = c->mask + bh * NN; for (int64_t i = 0; i < NN; i++) dS[i] *= M[i]; }
+        vg_gemm(0, 1, (int)R, (int)N, (int)hd, 1, dO, (int)D, V, ld, 0, dS, (int)N);
+        if (c->mask) { const real *M = c->mask + bh * RN; for (int64_t i = 0; i < RN; i++) dS[i] *= M[i]; }
         /* dS = A ⊙ (dA − rowsum(dA ⊙ A)) */
-        for (int64_t i = 0; i < N; i++) {
+        for (int64_t i = 0; i < R; i++) {
             const real *ar = A + i * N;
             real *sr = dS + i * N;
             const real dot = (real)vg_dot_lanes(sr, ar, N);
             for (int64_t j = 0; j < N; j++) sr[j] = ar[j] * (sr[j] - dot);
         }
-        /* dQ = dS K · scale,  dK = dSᵀ Q · scale */
-        vg_gemm(0, 0, (int)N, (int)hd, (int)N, alpha, dS, (int)N, K, ld, 0, dQ, ld);
-        vg_gemm(1, 0, (int)N, (int)hd, (int)N, alpha, dS, (int)N, Q, ld, 0, dK, ld);
+        /* dQ_R = dS K · scale,  dK = dSᵀ Q_R · scale; the rows of Q no output read get 0 */
+        vg_gemm(0, 0, (int)R, (int)hd, (int)N, alpha, dS, (int)N, K, ld, 0, dQ, ld);
+        vg_gemm(1, 0, (int)N, (int)hd, (int)R, alpha, dS, (int)N, Q, ld, 0, dK, ld);
+        for (int64_t i = R; i < N; i++) memset(dQ + i * ld, 0, sizeof(real) * (size_t)hd);
     }
     vg_arena_release(mark);
     vg_accumulate_grad_owned(n->inputs[0], dqkv);
 }
 
 /* ------------------------------------------------------------------ forward */
-vg_tensor *vg_attention_fn(vg_tensor *qkv, int heads, double attn_drop, bool train, vg_rng *rng,
-                           vg_tensor **attn_out) {
+vg_tensor *vg_attention_rows_fn(vg_tensor *qkv, int64_t rows, int heads, double attn_drop, bool train,
+                                vg_rng *rng, vg_tensor **attn_out) {
     if (attn_out) *attn_out = NULL;
     if (!qkv) return NULL;
     char s[96]; vg_shape_str(qkv, s, sizeof s);
     if (qkv->ndim != 3 || qkv->shape[2] % 3 != 0) { vg_set_error("attention: qkv %s must be (B, N, 3·D)", s); return NULL; }
     const int64_t B = qkv->shape[0], N = qkv->shape[1], D = qkv->shape[2] / 3;
     if (heads < 1 || D % heads != 0) { vg_set_error("attention: dim %lld of qkv %s is not divisible by %d heads", (long long)D, s, heads); return NULL; }
+    if (rows < 1 || rows > N) { vg_set_error("attention: %lld query rows asked of qkv %s (1 to %lld)", (long long)rows, s, (long long)N); return NULL; }
     if (!(attn_drop >= 0 && attn_drop < 1)) { vg_set_error("attention: attn_drop %g is not in [0, 1)", attn_drop); return NULL; }
     const bool drop = train && attn_drop > 0;
     if (drop && !rng) { vg_set_error("attention: attn_drop %g in training needs an rng (got NULL)", attn_drop); return NULL; }
-    const int64_t H = heads, hd = D / heads, NN = N * N;
+    const int64_t R = rows, H = heads, hd = D / heads, RN = R * N;
     const int ld = (int)(3 * D);
 
     attn_ctx *c = vg_arena_alloc(sizeof *c);
     memset(c, 0, sizeof *c);
-    c->B = B; c->N = N; c->H = H; c->hd = hd; c->D = D;
+    c->B = B; c->N = N; c->R = R; c->H = H; c->hd = hd; c->D = D;
     c->scale = 1.0 / sqrt((double)hd);
     vg_tensor *qc = vg_contiguous_raw(qkv);
     c->qkv = vg_data(qc);
-    vg_tensor *attn = vg_empty(VG_DIMS(B, H, N, N));
+    vg_tensor *attn = vg_empty(VG_DIMS(B, H, R, N));
     c->attn = vg_data(attn);
     if (drop) {        /* the mask is drawn up front, in order, so it does not depend on threads */
-        c->mask = vg_arena_alloc(sizeof(real) * (size_t)(B * H * NN + 1));
-        c->dropped = vg_arena_alloc(sizeof(real) * (size_t)(B * H * NN + 1));
-        vg_dropout_mask(c->mask, B * H * NN, attn_drop, rng);
+        c->mask = vg_arena_alloc(sizeof(real) * (size_t)(B * H * RN + 1));
+        c->dropped = vg_arena_alloc(sizeof(real) * (size_t)(B * H * RN + 1));
+        vg_dropout_mask(c->mask, B * H * RN, attn_drop, rng);
     }
-    vg_tensor *out = vg_empty(VG_DIMS(B, N, D));
+    vg_tensor *out = vg_empty(VG_DIMS(B, R, D));
     real *op = vg_data(out);
     const real alpha = (real)c->scale;
-    #pragma omp parallel for schedule(static) if (B * H > 1 && B * H * NN * hd > 65536)
+    #pragma omp parallel for schedule(static) if (B * H > 1 && B * H * RN * hd > 65536)
     for (int64_t bh = 0; bh < B * H; bh++) {
         const int64_t b = bh / H, h = bh % H;
         const real *Q = c->qkv + b * N * 3 * D + h * hd, *K = Q + D, *V = Q + 2 * D;
-        real *A = c->attn + bh * NN, *Ahat = A;
-        /* S = Q Kᵀ · scale, A = softmax(S) */
-        vg_gemm(0, 1, (int)N, (int)N, (int)hd, alpha, Q, ld, K, ld, 0, A, (int)N);
-        softmax_rows_inplace(A, N);
+        real *A = c->attn + bh * RN, *Ahat = A;
+        /* S = Q_R Kᵀ · scale, A = softmax(S) */
+        vg_gemm(0, 1, (int)R, (int)N, (int)hd, alpha, Q, ld, K, ld, 0, A, (int)N);
+        softmax_rows_inplace(A, R, N);
         if (drop) {
-            const real *M = c->mask + bh * NN;
-            Ahat = c->dropped + bh * NN;
-            for (int64_t i = 0; i < NN; i++) Ahat[i] = A[i] * M[i];
+            const real *M = c->mask + bh * RN;
+            Ahat = c->dropped + bh * RN;
+            for (int64_t i = 0; i < RN; i++) Ahat[i] = A[i] * M[i];
         }
         /* O = Â V, written as out[b, :, h·hd …] (heads merged back, row stride D) */
-        vg_gemm(0, 0, (int)N, (int)hd, (int)N, 1, Ahat, (int)N, V, ld, 0, op + b * N * D + h * hd, (int)D);
+        vg_gemm(0, 0, (int)R, (int)hd, (int)N, 1, Ahat, (int)N, V, ld, 0, op + b * R * D + h * hd, (int)D);
     }
     if (vg_needs_grad(1, &qkv)) {
         vg_node *n = vg_record(out, "attention", attention_backward, 1, &qkv);
@@ -177,6 +181,12 @@ vg_tensor *vg_attention_fn(vg_tensor *qkv, int heads, double attn_drop, bool tra
     }
     if (attn_out) *attn_out = attn;   /* read-only: the backward pass uses the same buffer */
     return out;
+}
+
+vg_tensor *vg_attention_fn(vg_tensor *qkv, int heads, double attn_drop, bool train, vg_rng *rng,
+                           vg_tensor **attn_out) {
+    return vg_attention_rows_fn(qkv, qkv && qkv->ndim == 3 ? qkv->shape[1] : 1, heads, attn_drop, train,
+                                rng, attn_out);
 }
 
 /* ------------------------------------------------------------------ module: timm Attention */

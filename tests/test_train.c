@@ -270,6 +270,24 @@ VG_TEST(train_bench_profile_prints_where_the_time_goes) {
     CHECK_MSG(total > 0.5 * median_step && total < 3 * median_step, "all %.2f ms, median step %.2f ms", total, median_step);
 }
 
+/* the bench line counts the FLOPs a step performs: with CLS pooling the last block computes the
+ * class token alone, less than timm's model; --full-last-block computes every token */
+VG_TEST(train_bench_counts_the_work_it_does) {
+    static char out[8192];
+    for (int full = 0; full < 2; full++) {
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "./train --model vit-micro-cifar --dim 16 --depth 2 --heads 2 --batch 8 "
+                 "--threads 1 --bench 1%s", full ? " --full-last-block" : "");
+        int rc = run(cmd, out, sizeof out);
+        CHECK_MSG(rc == 0, "exit %d: %s", rc, out);
+        const char *g = strstr(out, "GFLOP/s (");
+        double done = 0, timm = 0;
+        REQUIRE(g && sscanf(g, "GFLOP/s (%lf GFLOP per image per step; timm's model %lf)", &done, &timm) == 2);
+        CHECK_MSG(full ? done == timm : done < 0.95 * timm, "%s", out);
+        CHECK(!strstr(out, "full last block") == !full);
+    }
+}
+
 VG_TEST(train_flag_errors_exit_2_naming_the_flag) {
     static const char *cases[][2] = {
         {"--bogus", "--bogus: unknown flag"},

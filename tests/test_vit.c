@@ -510,6 +510,72 @@ VG_TEST(vit_mean_pool_and_dropout_modes) {
     vg_arena_reset();
 }
 
+/* ------------------------------------------------------------------ the last block for the class token alone */
+/* attention ops in the graph of `out` whose output holds one token (B, 1, D) */
+static int one_token_attentions(vg_tensor *out) {
+    vg_node *nodes[2048];
+    int n = vg_graph_nodes(out, nodes, 2048), k1 = 0;
+    for (int k = 0; k < n && k < 2048; k++)
+        if (!strcmp(nodes[k]->op, "attention") && nodes[k]->out->shape[1] == 1) k1++;
+    return k1;
+}
+
+VG_TEST(vit_cls_only_last_block_same_logits_and_gradients) {
+    vg_vit_config cfg = vg_vit_config_default();
+    cfg.img_size = 16; cfg.embed_dim = 32; cfg.depth = 2; cfg.num_heads = 2;
+    for (int pool = 0; pool < 2; pool++) {
+        cfg.pool = pool ? VG_VIT_POOL_MEAN : VG_VIT_POOL_CLS;
+        vg_rng rng = vg_rng_seed(5);
+        vg_vit m;
+        REQUIRE(vg_vit_init(&m, &cfg, &rng));
+        vg_arena_reset();
+        vg_tensor *x = vg_persist(vg_randn(&rng, VG_DIMS(3, 3, 16, 16), 0, 1));
+        const int32_t labels[3] = {1, 7, 4};
+        vg_params tr = {0};
+        vg_vit_params(&m, &tr);
+        /* gradients of the full last block (timm's work), then of the one vg_vit_forward picks */
+        vg_tensor *grads[64], *logits[2];
+        REQUIRE(tr.n <= 64);
+        int one_token[2];
+        for (int full = 1; full >= 0; full--) {
+            m.full_last_block = full;
+            vg_params_zero_grad(&tr);
+            vg_tensor *y = vg_vit_forward(&m, x, true, NULL);
+            REQUIRE(y && y->shape[0] == 3 && y->shape[1] == 10);
+            one_token[full] = one_token_attentions(y);
+            logits[full] = vg_persist(y);
+            REQUIRE(vg_backward(vg_cross_entropy_fn(y, labels, 0.1), NULL));
+            for (int i = 0; i < tr.n; i++)
+                if (full) grads[i] = vg_persist(tr.items[i].tensor->grad);
+                else {
+                    double scale = 1e-30;
+                    vg_tensor *g = vg_contiguous_raw(grads[i]);
+                    for (int64_t j = 0; j < vg_numel(g); j++) scale = fmax(scale, fabs((double)vg_data(g)[j]));
+                    CHECK_MSG(max_abs_diff(tr.items[i].tensor->grad, grads[i]) <= 1e-5 * scale,
+                              "pool %d: gradient of %s differs", pool, tr.items[i].name);
+                }
+            vg_arena_reset();
+        }
+        CHECK(max_abs_diff(logits[0], logits[1]) < 1e-5);
+        /* CLS pooling: the last block's attention computes one query row; mean pooling needs them all */
+        CHECK(one_token[1] == 0 && one_token[0] == (pool ? 0 : 1));
+        CHECK(vg_vit_forward_flops_done(&m) == (pool ? vg_vit_forward_flops(&cfg) : vg_vit_forward_flops(&cfg) - 2.0 *
+              (2 * 17 * 17 * 32 - 2 * 17 * 32 + 16 * 32 * 32 + 2 * 16 * 32 * 128)));
+        /* with dropout: the same rng state gives the same logits (reproducible) */
+        m.cfg.drop_rate = 0.2; m.cfg.attn_drop_rate = 0.2;
+        vg_rng ra = vg_rng_seed(3), rb = vg_rng_seed(3);
+        vg_tensor *ta = vg_vit_forward(&m, x, true, &ra), *tb = vg_vit_forward(&m, x, true, &rb);
+        REQUIRE(ta && tb);
+        CHECK(max_abs_diff(ta, tb) == 0);
+        for (int i = 0; i < 2; i++) vg_tensor_free(logits[i]);
+        for (int i = 0; i < tr.n; i++) vg_tensor_free(grads[i]);
+        vg_tensor_free(x);
+        vg_params_free(&tr);
+        vg_vit_free(&m);
+        vg_arena_reset();
+    }
+}
+
 /* ------------------------------------------------------------------ trace and FLOPs */
 VG_TEST(vit_trace_shapes_and_flops) {
     vg_vit_config cfg;
@@ -517,6 +583,15 @@ VG_TEST(vit_trace_shapes_and_flops) {
     /* per image: conv 2·64·192·48; per block 2·(65·192·576 + 2·65²·192 + 65·192² + 2·65·192·768); head 2·192·10 */
     CHECK(vg_vit_forward_flops(&cfg) == 365699328.0);
     CHECK(vg_vit_train_flops(&cfg) == 3 * 365699328.0);
+    vg_rng rng0 = vg_rng_seed(0);
+    vg_vit m0;
+    REQUIRE(vg_vit_init(&m0, &cfg, &rng0));
+    /* what vg_vit_forward performs: the last block's qkv for 65 tokens, the rest for the class token:
+     * 2·(65·192·576 + 2·65·192 + 192² + 2·192·768) instead of the block above */
+    CHECK(vg_vit_forward_flops_done(&m0) == 320037120.0);
+    m0.full_last_block = true;
+    CHECK(vg_vit_forward_flops_done(&m0) == 365699328.0);
+    vg_vit_free(&m0);
     vg_rng rng = vg_rng_seed(0);
     vg_vit m;
     REQUIRE(vg_vit_init(&m, &cfg, &rng));

@@ -65,6 +65,16 @@ GC_REGISTER(at_a, {"attention", "1 head", f_attention, &at1, 1, {GC_IN(2, 5, 24)
 GC_REGISTER(at_b, {"attention", "2 heads", f_attention, &at2, 1, {GC_IN(2, 5, 24)}})
 GC_REGISTER(at_c, {"attention", "4 heads", f_attention, &at4, 1, {GC_IN(2, 5, 24)}})
 GC_REGISTER(at_d, {"attention", "2 heads, attn_drop 0.3", f_attention, &at2d, 1, {GC_IN(2, 5, 24)}})
+/* the first R query rows only (a ViT's last block for the class token): every token still a key */
+typedef struct { int heads; int64_t rows; double drop; } at_rows_ctx;
+static vg_tensor *f_attention_rows(vg_tensor *const *in, void *ctx) {
+    const at_rows_ctx *c = ctx;
+    vg_rng rng = vg_rng_seed(11);
+    return vg_attention_rows_fn(in[0], c->rows, c->heads, c->drop, true, &rng, NULL);
+}
+static at_rows_ctx atr1 = {2, 1, 0}, atr3d = {2, 3, 0.3};
+GC_REGISTER(atr_a, {"attention", "2 heads, query row 0", f_attention_rows, &atr1, 1, {GC_IN(2, 5, 24)}})
+GC_REGISTER(atr_b, {"attention", "rows 0-2, attn_drop 0.3", f_attention_rows, &atr3d, 1, {GC_IN(2, 5, 24)}})
 
 /* ---- mhsa module: x, qkv.weight, qkv.bias, proj.weight, proj.bias are all inputs */
 static vg_tensor *f_mhsa(vg_tensor *const *in, void *ctx) {

@@ -15,6 +15,12 @@ static double block_flops(const vg_vit_config *c) {
                 + T * D * D          /* proj */
                 + 2 * T * D * H);    /* fc1, fc2 */
 }
+/* the last block for the class token alone: qkv for every token (keys and values), one query row
+ * against T keys (QKᵀ and AV), proj and MLP for one token */
+static double cls_block_flops(const vg_vit_config *c) {
+    double T = vg_vit_num_patches(c) + 1, D = c->embed_dim, H = vg_vit_hidden_dim(c);
+    return 2.0 * (T * D * 3 * D + 2 * T * D + D * D + 2 * D * H);
+}
 static double head_flops(const vg_vit_config *c) { return 2.0 * c->embed_dim * c->num_classes; }
 
 double vg_vit_forward_flops(const vg_vit_config *c) {
@@ -22,6 +28,12 @@ double vg_vit_forward_flops(const vg_vit_config *c) {
 }
 /* backward of a matmul is two matmuls of the same size (dX and dW): 2× forward */
 double vg_vit_train_flops(const vg_vit_config *c) { return 3.0 * vg_vit_forward_flops(c); }
+
+double vg_vit_forward_flops_done(const vg_vit *m) {
+    const vg_vit_config *c = &m->cfg;
+    if (c->pool != VG_VIT_POOL_CLS || m->full_last_block) return vg_vit_forward_flops(c);
+    return vg_vit_forward_flops(c) - block_flops(c) + cls_block_flops(c);
+}
 
 static int64_t numel_or0(const vg_tensor *t) { return t ? vg_numel(t) : 0; }
 

@@ -224,32 +224,54 @@ vg_tensor *vg_vit_embed_tokens(vg_tensor *tokens, vg_tensor *cls, vg_tensor *pos
     return vg_add(x, pos);
 }
 
-vg_tensor *vg_vit_block_forward(vg_vit *m, int i, vg_tensor *x, bool train, vg_rng *rng, vg_tensor **attn_out) {
+/* One block, (B, T, D) → (B, T', D): T' = T, or with rows > 0 only the first T' = rows tokens'
+ * outputs (a ViT's last block when only the class token is read). Every token still passes norm1
+ * and qkv, as keys and values of the attention; the queries, proj, norm2 and MLP run on those rows
+ * alone. Each of these acts on each token separately, so the rows come out as in the whole block. */
+static vg_tensor *block_forward(vg_vit *m, int i, vg_tensor *x, int64_t rows, bool train, vg_rng *rng,
+                                vg_tensor **attn_out) {
     const vg_vit_config *c = &m->cfg;
     vg_vit_block *b = &m->blocks[i];
     /* x + attn(norm1(x)) */
     vg_tensor *h = vg_layernorm_fn(x, b->norm1.weight, b->norm1.bias, c->norm_eps);
     h = vg_linear_fn(h, b->attn.qkv.weight, b->attn.qkv.bias);                  /* (B, T, 3D) */
-    h = vg_attention_fn(h, c->num_heads, c->attn_drop_rate, train, rng, attn_out); /* (B, T, D) */
+    h = rows ? vg_attention_rows_fn(h, rows, c->num_heads, c->attn_drop_rate, train, rng, attn_out)
+             : vg_attention_fn(h, c->num_heads, c->attn_drop_rate, train, rng, attn_out); /* (B, T', D) */
     h = vg_linear_fn(h, b->attn.proj.weight, b->attn.proj.bias);
     h = vg_dropout_fn(h, c->drop_rate, train, rng);
+    if (rows) x = vg_narrow(x, 1, 0, rows);                          /* (B, rows, D) */
     x = vg_add_into(x, h);                  /* h (proj or dropout output) is overwritten: unneeded */
     /* x + mlp(norm2(x)), mlp = fc2(drop(gelu(fc1(·)))) then drop */
     h = vg_layernorm_fn(x, b->norm2.weight, b->norm2.bias, c->norm_eps);
-    h = vg_linear_fn(h, b->fc1.weight, NULL);                                   /* (B, T, hidden) */
+    h = vg_linear_fn(h, b->fc1.weight, NULL);                                   /* (B, T', hidden) */
     h = vg_bias_gelu_fn(h, b->fc1.bias);
     h = vg_dropout_fn(h, c->drop_rate, train, rng);
-    h = vg_linear_fn(h, b->fc2.weight, b->fc2.bias);                            /* (B, T, D) */
+    h = vg_linear_fn(h, b->fc2.weight, b->fc2.bias);                            /* (B, T', D) */
     h = vg_dropout_fn(h, c->drop_rate, train, rng);
     return vg_add_into(x, h);
 }
 
-vg_tensor *vg_vit_forward_features(vg_vit *m, vg_tensor *image, bool train, vg_rng *rng) {
+vg_tensor *vg_vit_block_forward(vg_vit *m, int i, vg_tensor *x, bool train, vg_rng *rng, vg_tensor **attn_out) {
+    return block_forward(m, i, x, 0, train, rng, attn_out);
+}
+
+/* Up to and including the final norm; cls_only: the last block computes token 0 alone (B, 1, D). */
+static vg_tensor *features(vg_vit *m, vg_tensor *image, bool train, vg_rng *rng, bool cls_only) {
     vg_tensor *x = vg_vit_patch_embed(m, image);                        /* (B, N, D) */
     x = vg_vit_embed_tokens(x, m->cls_token, m->pos_embed);             /* (B, N+1, D) */
     x = vg_dropout_fn(x, m->cfg.drop_rate, train, rng);
-    for (int i = 0; i < m->cfg.depth; i++) x = vg_vit_block_forward(m, i, x, train, rng, NULL);
+    for (int i = 0; i < m->cfg.depth; i++)
+        x = block_forward(m, i, x, cls_only && i == m->cfg.depth - 1 ? 1 : 0, train, rng, NULL);
     return vg_layernorm_fn(x, m->norm.weight, m->norm.bias, m->cfg.norm_eps);
+}
+
+vg_tensor *vg_vit_forward_features(vg_vit *m, vg_tensor *image, bool train, vg_rng *rng) {
+    return features(m, image, train, rng, false);
+}
+
+/* Whether the model's output reads the class token alone (so the last block can skip the rest). */
+static bool reads_cls_only(const vg_vit *m) {
+    return m->cfg.pool == VG_VIT_POOL_CLS && !m->full_last_block;
 }
 
 vg_tensor *vg_vit_pool_tokens(vg_vit *m, vg_tensor *x) {
@@ -260,7 +282,7 @@ vg_tensor *vg_vit_pool_tokens(vg_vit *m, vg_tensor *x) {
 }
 
 vg_tensor *vg_vit_forward(vg_vit *m, vg_tensor *image, bool train, vg_rng *rng) {
-    vg_tensor *x = vg_vit_forward_features(m, image, train, rng);
+    vg_tensor *x = features(m, image, train, rng, reads_cls_only(m));
     x = vg_vit_pool_tokens(m, x);
     return vg_linear_fn(x, m->head.weight, m->head.bias);               /* (B, classes) */
 }
@@ -274,5 +296,5 @@ vg_tensor *vg_l2_normalize(vg_tensor *x) {
 }
 
 vg_tensor *vg_vit_embed(vg_vit *m, vg_tensor *image) {
-    return vg_l2_normalize(vg_vit_pool_tokens(m, vg_vit_forward_features(m, image, false, NULL)));
+    return vg_l2_normalize(vg_vit_pool_tokens(m, features(m, image, false, NULL, reads_cls_only(m))));
 }

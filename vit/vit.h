@@ -65,6 +65,11 @@ typedef struct {
     vg_vit_block *blocks;           /* [depth] */
     vg_layernorm  norm;
     vg_linear     head;
+    /* With CLS pooling the logits read only the class token of the last block, so vg_vit_forward
+     * computes that block's proj, norm2 and MLP (and attention's queries) for token 0 alone: the
+     * same logits and gradients for less work. true: every token, as timm does (for comparing
+     * speed on equal work). false after vg_vit_init. */
+    bool          full_last_block;
 } vg_vit;
 
 /* Allocates every tensor (persistent) and initialises as timm: pos_embed trunc-normal .02 (or the
@@ -129,6 +134,9 @@ bool vg_vit_set_img_size(vg_vit *m, int img_size, vg_interp_mode mode);
 double vg_vit_forward_flops(const vg_vit_config *cfg);
 /* training FLOPs per image: forward + backward ≈ 3 × forward */
 double vg_vit_train_flops(const vg_vit_config *cfg);
+/* the forward FLOPs per image vg_vit_forward performs (counted as above): less than
+ * vg_vit_forward_flops when the last block computes the class token alone (see full_last_block) */
+double vg_vit_forward_flops_done(const vg_vit *m);
 /* Run one eval forward on a zero batch of B images and print the shape-flow table: stage,
  * output shape, parameters, forward FLOPs (per batch). Returns false on error. */
 bool vg_vit_trace(vg_vit *m, int batch, FILE *out);
