@@ -1,22 +1,23 @@
-/* attention.c — multi-head self-attention: the fused core (vg_attention_fn) and timm's Attention
- * module (vg_mhsa: qkv Linear → core → proj Linear → dropout).
+/* attention.c — multi-head attention: the fused core (vg_attention_fn for self-attention,
+ * vg_attention_cross_fn for R queries over N tokens) and timm's Attention module (vg_mhsa: qkv
+ * Linear → core → proj Linear → dropout).
  *
- * Core, timm layout. qkv (B, N, 3·D), D = H·hd; the last dim is (3, H, hd), so for batch b and
- * head h the (N, hd) matrices Q, K, V are read in place with row stride 3·D:
+ * Core, timm layout. Self-attention: qkv (B, N, 3·D), D = H·hd; the last dim is (3, H, hd), so for
+ * batch b and head h the (N, hd) matrices Q, K, V are read in place with row stride 3·D:
  *   Q = qkv[b, :, 0·D + h·hd …],  K = qkv[b, :, 1·D + h·hd …],  V = qkv[b, :, 2·D + h·hd …]
- * Only the first R ≤ N query rows may be asked for (R = 1: the class token alone, for a ViT's last
- * block when only that token is read); every token is still a key and a value. Q_R = Q's first R rows.
- * forward, per (b, h):   S = Q_R Kᵀ · scale        (R, N), scale = hd^-½
+ * Cross: q (B, R, D) and kv (B, N, 2·D) laid out (2, H, hd): Q = q[b, :, h·hd …] (R rows, stride
+ * D), K and V as above with row stride 2·D (a ViT's last block, R = 1: the class token's query).
+ * forward, per (b, h):   S = Q Kᵀ · scale          (R, N), scale = hd^-½; R = N for self
  *                        A = softmax(S) over rows  (saved, (B, H, R, N))
  *                        Â = A ⊙ M                 dropout mask M (train and attn_drop > 0)
  *                        O = Â V                   (R, hd) written to out[b, :, h·hd …]
  * backward, per (b, h):  dV = Âᵀ dO
  *                        dÂ = dO Vᵀ,  dA = dÂ ⊙ M
  *                        dS = A ⊙ (dA − rowsum(dA ⊙ A))      (softmax backward)
- *                        dQ_R = dS K · scale,  dK = dSᵀ Q_R · scale,  dQ's other rows 0
+ *                        dQ = dS K · scale,  dK = dSᵀ Q · scale
  * The (b, h) pairs are independent: OpenMP runs over them, each writing its own slots of out
- * (forward) or of dqkv (backward), so results do not depend on the thread count. The small
- * GEMMs (65×65×64 for ViT on CIFAR) go through vg_gemm, which stays single-threaded inside. */
+ * (forward) or of the input gradients (backward), so results do not depend on the thread count.
+ * The small GEMMs (65×65×64 for ViT on CIFAR) go through vg_gemm, single-threaded inside. */
 #include "nn.h"
 #include "tensor/gemm.h"
 #include "tensor/lanes.h"
@@ -25,11 +26,12 @@
 #include <string.h>
 
 typedef struct {
-    int64_t B, N, R, H, hd, D;       /* R: query rows computed (the first R tokens) */
+    int64_t B, N, R, H, hd, D;   /* R query rows, N keys and values */
     double scale;
-    const real *qkv;        /* (B, N, 3D) contiguous */
-    real *attn;             /* A (B, H, R, N): softmax weights, before dropout */
-    real *mask, *dropped;   /* M and Â = A ⊙ M, or NULL without dropout */
+    const real *q, *k, *v;       /* image 0, head 0: Q (R rows), K and V (N rows) */
+    int ldq, ldkv;               /* their row strides (self: both 3D; cross: D and 2D) */
+    real *attn;                  /* A (B, H, R, N): softmax weights, before dropout */
+    real *mask, *dropped;        /* M and Â = A ⊙ M, or NULL without dropout */
 } attn_ctx;
 
 /* In-place row softmax of a (rows, N) block: max subtracted, then e = exp(s − max), then e / Σe.
@@ -86,29 +88,27 @@ static void softmax_rows_inplace(real *s, int64_t rows, int64_t N) {
 #endif
 
 /* ------------------------------------------------------------------ backward */
-static void attention_backward(vg_node *n, const vg_tensor *g) {
-    const attn_ctx *c = n->ctx;
+/* dQ, dK, dV (same layout and strides as Q, K, V) of every (b, h) pair from dout (B, R, D) */
+static void attention_grads(const attn_ctx *c, const real *dout, real *dq, real *dk, real *dv) {
     const int64_t B = c->B, N = c->N, R = c->R, H = c->H, hd = c->hd, D = c->D, RN = R * N;
-    const int ld = (int)(3 * D);
+    const int ldq = c->ldq, ldkv = c->ldkv;
     const real alpha = (real)c->scale;
-    const real *dout = vg_data(g);                                  /* (B, R, D) */
-    vg_tensor *dqkv = vg_empty(VG_DIMS(B, N, 3 * D));               /* every element written once */
-    real *dq = vg_data(dqkv);
     const vg_arena_mark mark = vg_arena_get_mark();                 /* dS scratch: freed below */
     real *scratch = vg_arena_alloc(sizeof(real) * (size_t)(B * H * RN + 1));
     #pragma omp parallel for schedule(static) if (B * H > 1 && B * H * RN * hd > 65536)
     for (int64_t bh = 0; bh < B * H; bh++) {
         const int64_t b = bh / H, h = bh % H;
-        const real *Q = c->qkv + b * N * 3 * D + h * hd, *K = Q + D, *V = Q + 2 * D;
-        real *dQ = dq + b * N * 3 * D + h * hd, *dK = dQ + D, *dV = dQ + 2 * D;
+        const int64_t qo = b * R * ldq + h * hd, kvo = b * N * ldkv + h * hd;
+        const real *Q = c->q + qo, *K = c->k + kvo, *V = c->v + kvo;
+        real *dQ = dq + qo, *dK = dk + kvo, *dV = dv + kvo;
         const real *dO = dout + b * R * D + h * hd;                 /* (R, hd), row stride D */
         const real *A = c->attn + bh * RN;
         const real *Ahat = c->dropped ? c->dropped + bh * RN : A;
         real *dS = scratch + bh * RN;
         /* dV = Âᵀ dO */
-        vg_gemm(1, 0, (int)N, (int)hd, (int)R, 1, Ahat, (int)N, dO, (int)D, 0, dV, ld);
+        vg_gemm(1, 0, (int)N, (int)hd, (int)R, 1, Ahat, (int)N, dO, (int)D, 0, dV, ldkv);
         /* dÂ = dO Vᵀ, then through the dropout mask: dA = dÂ ⊙ M */
-        vg_gemm(0, 1, (int)R, (int)N, (int)hd, 1, dO, (int)D, V, ld, 0, dS, (int)N);
+        vg_gemm(0, 1, (int)R, (int)N, (int)hd, 1, dO, (int)D, V, ldkv, 0, dS, (int)N);
         if (c->mask) { const real *M = c->mask + bh * RN; for (int64_t i = 0; i < RN; i++) dS[i] *= M[i]; }
         /* dS = A ⊙ (dA − rowsum(dA ⊙ A)) */
         for (int64_t i = 0; i < R; i++) {
@@ -117,37 +117,34 @@ static void attention_backward(vg_node *n, const vg_tensor *g) {
             const real dot = (real)vg_dot_lanes(sr, ar, N);
             for (int64_t j = 0; j < N; j++) sr[j] = ar[j] * (sr[j] - dot);
         }
-        /* dQ_R = dS K · scale,  dK = dSᵀ Q_R · scale; the rows of Q no output read get 0 */
-        vg_gemm(0, 0, (int)R, (int)hd, (int)N, alpha, dS, (int)N, K, ld, 0, dQ, ld);
-        vg_gemm(1, 0, (int)N, (int)hd, (int)R, alpha, dS, (int)N, Q, ld, 0, dK, ld);
-        for (int64_t i = R; i < N; i++) memset(dQ + i * ld, 0, sizeof(real) * (size_t)hd);
+        /* dQ = dS K · scale,  dK = dSᵀ Q · scale */
+        vg_gemm(0, 0, (int)R, (int)hd, (int)N, alpha, dS, (int)N, K, ldkv, 0, dQ, ldq);
+        vg_gemm(1, 0, (int)N, (int)hd, (int)R, alpha, dS, (int)N, Q, ldq, 0, dK, ldkv);
     }
     vg_arena_release(mark);
+}
+
+static void self_attention_backward(vg_node *n, const vg_tensor *g) {
+    const attn_ctx *c = n->ctx;
+    vg_tensor *dqkv = vg_empty(VG_DIMS(c->B, c->N, 3 * c->D));     /* every element written once */
+    real *d = vg_data(dqkv);
+    attention_grads(c, vg_data(g), d, d + c->D, d + 2 * c->D);
     vg_accumulate_grad_owned(n->inputs[0], dqkv);
 }
 
-/* ------------------------------------------------------------------ forward */
-vg_tensor *vg_attention_rows_fn(vg_tensor *qkv, int64_t rows, int heads, double attn_drop, bool train,
-                                vg_rng *rng, vg_tensor **attn_out) {
-    if (attn_out) *attn_out = NULL;
-    if (!qkv) return NULL;
-    char s[96]; vg_shape_str(qkv, s, sizeof s);
-    if (qkv->ndim != 3 || qkv->shape[2] % 3 != 0) { vg_set_error("attention: qkv %s must be (B, N, 3·D)", s); return NULL; }
-    const int64_t B = qkv->shape[0], N = qkv->shape[1], D = qkv->shape[2] / 3;
-    if (heads < 1 || D % heads != 0) { vg_set_error("attention: dim %lld of qkv %s is not divisible by %d heads", (long long)D, s, heads); return NULL; }
-    if (rows < 1 || rows > N) { vg_set_error("attention: %lld query rows asked of qkv %s (1 to %lld)", (long long)rows, s, (long long)N); return NULL; }
-    if (!(attn_drop >= 0 && attn_drop < 1)) { vg_set_error("attention: attn_drop %g is not in [0, 1)", attn_drop); return NULL; }
-    const bool drop = train && attn_drop > 0;
-    if (drop && !rng) { vg_set_error("attention: attn_drop %g in training needs an rng (got NULL)", attn_drop); return NULL; }
-    const int64_t R = rows, H = heads, hd = D / heads, RN = R * N;
-    const int ld = (int)(3 * D);
+static void cross_attention_backward(vg_node *n, const vg_tensor *g) {
+    const attn_ctx *c = n->ctx;
+    vg_tensor *dq = vg_empty(VG_DIMS(c->B, c->R, c->D)), *dkv = vg_empty(VG_DIMS(c->B, c->N, 2 * c->D));
+    attention_grads(c, vg_data(g), vg_data(dq), vg_data(dkv), vg_data(dkv) + c->D);
+    if (vg_input_needs_grad(n, 0)) vg_accumulate_grad_owned(n->inputs[0], dq);
+    if (vg_input_needs_grad(n, 1)) vg_accumulate_grad_owned(n->inputs[1], dkv);
+}
 
-    attn_ctx *c = vg_arena_alloc(sizeof *c);
-    memset(c, 0, sizeof *c);
-    c->B = B; c->N = N; c->R = R; c->H = H; c->hd = hd; c->D = D;
-    c->scale = 1.0 / sqrt((double)hd);
-    vg_tensor *qc = vg_contiguous_raw(qkv);
-    c->qkv = vg_data(qc);
+/* ------------------------------------------------------------------ forward */
+/* The core on c (sizes, operands, scale set): draws the dropout mask, computes A and out. */
+static vg_tensor *attention_forward(attn_ctx *c, double attn_drop, bool train, vg_rng *rng, vg_tensor **attn_tensor) {
+    const int64_t B = c->B, N = c->N, R = c->R, H = c->H, hd = c->hd, D = c->D, RN = R * N;
+    const bool drop = train && attn_drop > 0;
     vg_tensor *attn = vg_empty(VG_DIMS(B, H, R, N));
     c->attn = vg_data(attn);
     if (drop) {        /* the mask is drawn up front, in order, so it does not depend on threads */
@@ -158,13 +155,14 @@ vg_tensor *vg_attention_rows_fn(vg_tensor *qkv, int64_t rows, int heads, double 
     vg_tensor *out = vg_empty(VG_DIMS(B, R, D));
     real *op = vg_data(out);
     const real alpha = (real)c->scale;
+    const int ldq = c->ldq, ldkv = c->ldkv;
     #pragma omp parallel for schedule(static) if (B * H > 1 && B * H * RN * hd > 65536)
     for (int64_t bh = 0; bh < B * H; bh++) {
         const int64_t b = bh / H, h = bh % H;
-        const real *Q = c->qkv + b * N * 3 * D + h * hd, *K = Q + D, *V = Q + 2 * D;
+        const real *Q = c->q + b * R * ldq + h * hd, *K = c->k + b * N * ldkv + h * hd, *V = c->v + b * N * ldkv + h * hd;
         real *A = c->attn + bh * RN, *Ahat = A;
-        /* S = Q_R Kᵀ · scale, A = softmax(S) */
-        vg_gemm(0, 1, (int)R, (int)N, (int)hd, alpha, Q, ld, K, ld, 0, A, (int)N);
+        /* S = Q Kᵀ · scale, A = softmax(S) */
+        vg_gemm(0, 1, (int)R, (int)N, (int)hd, alpha, Q, ldq, K, ldkv, 0, A, (int)N);
         softmax_rows_inplace(A, R, N);
         if (drop) {
             const real *M = c->mask + bh * RN;
@@ -172,10 +170,39 @@ vg_tensor *vg_attention_rows_fn(vg_tensor *qkv, int64_t rows, int heads, double 
             for (int64_t i = 0; i < RN; i++) Ahat[i] = A[i] * M[i];
         }
         /* O = Â V, written as out[b, :, h·hd …] (heads merged back, row stride D) */
-        vg_gemm(0, 0, (int)R, (int)hd, (int)N, 1, Ahat, (int)N, V, ld, 0, op + b * R * D + h * hd, (int)D);
+        vg_gemm(0, 0, (int)R, (int)hd, (int)N, 1, Ahat, (int)N, V, ldkv, 0, op + b * R * D + h * hd, (int)D);
     }
+    *attn_tensor = attn;
+    return out;
+}
+
+/* the checks both entry points share; D = per-token width of Q */
+static bool check_heads_and_drop(int64_t D, int heads, double attn_drop, bool train, vg_rng *rng, const char *shapes) {
+    if (heads < 1 || D % heads != 0) { vg_set_error("attention: dim %lld of %s is not divisible by %d heads", (long long)D, shapes, heads); return false; }
+    if (!(attn_drop >= 0 && attn_drop < 1)) { vg_set_error("attention: attn_drop %g is not in [0, 1)", attn_drop); return false; }
+    if (train && attn_drop > 0 && !rng) { vg_set_error("attention: attn_drop %g in training needs an rng (got NULL)", attn_drop); return false; }
+    return true;
+}
+
+vg_tensor *vg_attention_fn(vg_tensor *qkv, int heads, double attn_drop, bool train, vg_rng *rng,
+                           vg_tensor **attn_out) {
+    if (attn_out) *attn_out = NULL;
+    if (!qkv) return NULL;
+    char s[96], what[112]; vg_shape_str(qkv, s, sizeof s);
+    snprintf(what, sizeof what, "qkv %s", s);
+    if (qkv->ndim != 3 || qkv->shape[2] % 3 != 0) { vg_set_error("attention: qkv %s must be (B, N, 3·D)", s); return NULL; }
+    const int64_t B = qkv->shape[0], N = qkv->shape[1], D = qkv->shape[2] / 3;
+    if (!check_heads_and_drop(D, heads, attn_drop, train, rng, what)) return NULL;
+    attn_ctx *c = vg_arena_alloc(sizeof *c);
+    memset(c, 0, sizeof *c);
+    c->B = B; c->N = N; c->R = N; c->H = heads; c->hd = D / heads; c->D = D;
+    c->scale = 1.0 / sqrt((double)c->hd);
+    vg_tensor *qc = vg_contiguous_raw(qkv);
+    c->q = vg_data(qc); c->k = c->q + D; c->v = c->q + 2 * D;
+    c->ldq = c->ldkv = (int)(3 * D);
+    vg_tensor *attn, *out = attention_forward(c, attn_drop, train, rng, &attn);
     if (vg_needs_grad(1, &qkv)) {
-        vg_node *n = vg_record(out, "attention", attention_backward, 1, &qkv);
+        vg_node *n = vg_record(out, "attention", self_attention_backward, 1, &qkv);
         n->saved[0] = qc; n->saved[1] = attn;
         n->ctx = c;
     }
@@ -183,10 +210,34 @@ vg_tensor *vg_attention_rows_fn(vg_tensor *qkv, int64_t rows, int heads, double 
     return out;
 }
 
-vg_tensor *vg_attention_fn(vg_tensor *qkv, int heads, double attn_drop, bool train, vg_rng *rng,
-                           vg_tensor **attn_out) {
-    return vg_attention_rows_fn(qkv, qkv && qkv->ndim == 3 ? qkv->shape[1] : 1, heads, attn_drop, train,
-                                rng, attn_out);
+vg_tensor *vg_attention_cross_fn(vg_tensor *q, vg_tensor *kv, int heads, double attn_drop, bool train,
+                                 vg_rng *rng, vg_tensor **attn_out) {
+    if (attn_out) *attn_out = NULL;
+    if (!q || !kv) return NULL;
+    char sq[96], skv[96], what[224]; vg_shape_str(q, sq, sizeof sq); vg_shape_str(kv, skv, sizeof skv);
+    snprintf(what, sizeof what, "q %s (kv %s)", sq, skv);
+    if (q->ndim != 3 || kv->ndim != 3 || q->shape[0] != kv->shape[0] || kv->shape[2] != 2 * q->shape[2]) {
+        vg_set_error("attention: q %s and kv %s must be (B, R, D) and (B, N, 2·D)", sq, skv);
+        return NULL;
+    }
+    const int64_t B = q->shape[0], R = q->shape[1], N = kv->shape[1], D = q->shape[2];
+    if (!check_heads_and_drop(D, heads, attn_drop, train, rng, what)) return NULL;
+    attn_ctx *c = vg_arena_alloc(sizeof *c);
+    memset(c, 0, sizeof *c);
+    c->B = B; c->N = N; c->R = R; c->H = heads; c->hd = D / heads; c->D = D;
+    c->scale = 1.0 / sqrt((double)c->hd);
+    vg_tensor *qc = vg_contiguous_raw(q), *kvc = vg_contiguous_raw(kv);
+    c->q = vg_data(qc); c->k = vg_data(kvc); c->v = c->k + D;
+    c->ldq = (int)D; c->ldkv = (int)(2 * D);
+    vg_tensor *attn, *out = attention_forward(c, attn_drop, train, rng, &attn);
+    vg_tensor *inputs[2] = {q, kv};
+    if (vg_needs_grad(2, inputs)) {
+        vg_node *n = vg_record(out, "attention", cross_attention_backward, 2, inputs);
+        n->saved[0] = qc; n->saved[1] = kvc; n->saved[2] = attn;
+        n->ctx = c;
+    }
+    if (attn_out) *attn_out = attn;
+    return out;
 }
 
 /* ------------------------------------------------------------------ module: timm Attention */

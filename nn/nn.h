@@ -55,11 +55,11 @@ vg_tensor *vg_dropout_fn(vg_tensor *x, double p, bool train, vg_rng *rng);
  * attention weights (after softmax, before dropout) for visualisation. */
 vg_tensor *vg_attention_fn(vg_tensor *qkv, int heads, double attn_drop, bool train, vg_rng *rng,
                            vg_tensor **attn_out);
-/* The same for the first `rows` query tokens only (1 ≤ rows ≤ N; every token is still a key and
- * a value) → (B, rows, D), weights (B, heads, rows, N): a ViT's last block when only the class
- * token's output is read. rows = N is vg_attention_fn. */
-vg_tensor *vg_attention_rows_fn(vg_tensor *qkv, int64_t rows, int heads, double attn_drop, bool train,
-                                vg_rng *rng, vg_tensor **attn_out);
+/* Cross-attention: R queries q (B, R, D) over N tokens kv (B, N, 2·D), kv's last dim laid out
+ * (2, heads, head_dim) as keys then values (qkv's K and V parts) → (B, R, D); weights
+ * (B, heads, R, N). A ViT's last block uses it for the class token's query alone. */
+vg_tensor *vg_attention_cross_fn(vg_tensor *q, vg_tensor *kv, int heads, double attn_drop, bool train,
+                                 vg_rng *rng, vg_tensor **attn_out);
 /* mean over the batch of −Σ_c q_c log softmax(logits)_c, q = (1−ε)·onehot + ε/C.
  * logits (B, C), labels[B] in [0, C). Returns a scalar; error if a label is out of range. */
 vg_tensor *vg_cross_entropy_fn(vg_tensor *logits, const int32_t *labels, double label_smoothing);

@@ -247,18 +247,20 @@ VG_TEST(train_checkpoint_round_trip_and_atomic_switch) {
 /* --bench --profile prints the op table after the bench line; its rows add up to the step */
 VG_TEST(train_bench_profile_prints_where_the_time_goes) {
     static char out[16384];
-    int rc = run("./train --model vit-micro-cifar --dim 16 --depth 2 --heads 2 --batch 8 --threads 2 "
+    int rc = run("./train --model vit-micro-cifar --dim 16 --depth 3 --heads 2 --batch 8 --threads 2 "
                  "--bench 3 --profile", out, sizeof out);
     CHECK_MSG(rc == 0, "exit %d: %s", rc, out);
     const char *bench = strstr(out, "bench: model"), *table = strstr(out, "profile: wall time per step");
     CHECK_MSG(bench && table && bench < table, "%s", out);
     REQUIRE(rc == 0 && bench && table && bench < table);
-    /* 2 blocks: the qkv Linear (16 -> 48) runs twice a step, forward and backward */
+    /* 3 blocks: the qkv Linear (16 -> 48) runs twice a step, forward and backward (the last block
+     * runs its key-value part on every token, 16 -> 32, and its query part on the class token) */
     const char *qkv = strstr(table, "linear             8x65x16 -> 8x65x48");
     CHECK_MSG(qkv, "%s", table);
     REQUIRE(qkv);
     double calls = 0, fwd = -1, bwd = -1;
     CHECK(sscanf(qkv + 48, "%lf %lf %lf", &calls, &fwd, &bwd) == 3 && calls == 2 && fwd >= 0 && bwd > 0);
+    CHECK(strstr(table, "linear             8x65x16 -> 8x65x32") && strstr(table, "linear             8x1x16 -> 8x1x16"));
     CHECK(strstr(table, "attention") && strstr(table, "layernorm") && strstr(table, "AdamW") &&
           strstr(table, "clip grad norm") && strstr(table, "backward: engine"));
     const char *all = strstr(table, "\nall ");

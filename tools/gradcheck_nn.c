@@ -65,16 +65,14 @@ GC_REGISTER(at_a, {"attention", "1 head", f_attention, &at1, 1, {GC_IN(2, 5, 24)
 GC_REGISTER(at_b, {"attention", "2 heads", f_attention, &at2, 1, {GC_IN(2, 5, 24)}})
 GC_REGISTER(at_c, {"attention", "4 heads", f_attention, &at4, 1, {GC_IN(2, 5, 24)}})
 GC_REGISTER(at_d, {"attention", "2 heads, attn_drop 0.3", f_attention, &at2d, 1, {GC_IN(2, 5, 24)}})
-/* the first R query rows only (a ViT's last block for the class token): every token still a key */
-typedef struct { int heads; int64_t rows; double drop; } at_rows_ctx;
-static vg_tensor *f_attention_rows(vg_tensor *const *in, void *ctx) {
-    const at_rows_ctx *c = ctx;
+/* cross-attention: q (B, R, D) over kv (B, N, 2D) (a ViT's last block: the class token's query) */
+static vg_tensor *f_attention_cross(vg_tensor *const *in, void *ctx) {
+    const at_ctx *c = ctx;
     vg_rng rng = vg_rng_seed(11);
-    return vg_attention_rows_fn(in[0], c->rows, c->heads, c->drop, true, &rng, NULL);
+    return vg_attention_cross_fn(in[0], in[1], c->heads, c->drop, true, &rng, NULL);
 }
-static at_rows_ctx atr1 = {2, 1, 0}, atr3d = {2, 3, 0.3};
-GC_REGISTER(atr_a, {"attention", "2 heads, query row 0", f_attention_rows, &atr1, 1, {GC_IN(2, 5, 24)}})
-GC_REGISTER(atr_b, {"attention", "rows 0-2, attn_drop 0.3", f_attention_rows, &atr3d, 1, {GC_IN(2, 5, 24)}})
+GC_REGISTER(atx_a, {"attention", "cross, 1 query, 2 heads", f_attention_cross, &at2, 2, {GC_IN(2, 1, 8), GC_IN(2, 5, 16)}})
+GC_REGISTER(atx_b, {"attention", "cross, 3 queries, drop .3", f_attention_cross, &at2d, 2, {GC_IN(2, 3, 8), GC_IN(2, 5, 16)}})
 
 /* ---- mhsa module: x, qkv.weight, qkv.bias, proj.weight, proj.bias are all inputs */
 static vg_tensor *f_mhsa(vg_tensor *const *in, void *ctx) {

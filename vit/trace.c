@@ -15,11 +15,11 @@ static double block_flops(const vg_vit_config *c) {
                 + T * D * D          /* proj */
                 + 2 * T * D * H);    /* fc1, fc2 */
 }
-/* the last block for the class token alone: qkv for every token (keys and values), one query row
+/* the last block for the class token alone: keys and values for every token, the query, one row
  * against T keys (QKᵀ and AV), proj and MLP for one token */
 static double cls_block_flops(const vg_vit_config *c) {
     double T = vg_vit_num_patches(c) + 1, D = c->embed_dim, H = vg_vit_hidden_dim(c);
-    return 2.0 * (T * D * 3 * D + 2 * T * D + D * D + 2 * D * H);
+    return 2.0 * (T * D * 2 * D + D * D + 2 * T * D + D * D + 2 * D * H);
 }
 static double head_flops(const vg_vit_config *c) { return 2.0 * c->embed_dim * c->num_classes; }
 

@@ -225,18 +225,27 @@ vg_tensor *vg_vit_embed_tokens(vg_tensor *tokens, vg_tensor *cls, vg_tensor *pos
 }
 
 /* One block, (B, T, D) → (B, T', D): T' = T, or with rows > 0 only the first T' = rows tokens'
- * outputs (a ViT's last block when only the class token is read). Every token still passes norm1
- * and qkv, as keys and values of the attention; the queries, proj, norm2 and MLP run on those rows
+ * outputs (a ViT's last block when only the class token is read). Then every token still passes
+ * norm1 and the key and value part of qkv (rows D..3D of its weight); the query part, attention
+ * (as cross-attention of those rows over all tokens), proj, norm2 and the MLP run on those rows
  * alone. Each of these acts on each token separately, so the rows come out as in the whole block. */
 static vg_tensor *block_forward(vg_vit *m, int i, vg_tensor *x, int64_t rows, bool train, vg_rng *rng,
                                 vg_tensor **attn_out) {
     const vg_vit_config *c = &m->cfg;
     vg_vit_block *b = &m->blocks[i];
+    vg_tensor *w = b->attn.qkv.weight, *bias = b->attn.qkv.bias;
+    const int64_t D = c->embed_dim;
     /* x + attn(norm1(x)) */
     vg_tensor *h = vg_layernorm_fn(x, b->norm1.weight, b->norm1.bias, c->norm_eps);
-    h = vg_linear_fn(h, b->attn.qkv.weight, b->attn.qkv.bias);                  /* (B, T, 3D) */
-    h = rows ? vg_attention_rows_fn(h, rows, c->num_heads, c->attn_drop_rate, train, rng, attn_out)
-             : vg_attention_fn(h, c->num_heads, c->attn_drop_rate, train, rng, attn_out); /* (B, T', D) */
+    if (rows) {
+        vg_tensor *q = vg_linear_fn(vg_narrow(h, 1, 0, rows), vg_narrow(w, 0, 0, D),
+                                    bias ? vg_narrow(bias, 0, 0, D) : NULL);            /* (B, rows, D) */
+        vg_tensor *kv = vg_linear_fn(h, vg_narrow(w, 0, D, 2 * D), bias ? vg_narrow(bias, 0, D, 2 * D) : NULL);
+        h = vg_attention_cross_fn(q, kv, c->num_heads, c->attn_drop_rate, train, rng, attn_out);
+    } else {
+        h = vg_linear_fn(h, w, bias);                                            /* (B, T, 3D) */
+        h = vg_attention_fn(h, c->num_heads, c->attn_drop_rate, train, rng, attn_out); /* (B, T, D) */
+    }
     h = vg_linear_fn(h, b->attn.proj.weight, b->attn.proj.bias);
     h = vg_dropout_fn(h, c->drop_rate, train, rng);
     if (rows) x = vg_narrow(x, 1, 0, rows);                          /* (B, rows, D) */
