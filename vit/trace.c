@@ -31,7 +31,7 @@ double vg_vit_train_flops(const vg_vit_config *c) { return 3.0 * vg_vit_forward_
 
 double vg_vit_forward_flops_done(const vg_vit *m) {
     const vg_vit_config *c = &m->cfg;
-    if (c->pool != VG_VIT_POOL_CLS || m->full_last_block) return vg_vit_forward_flops(c);
+    if (!vg_vit_last_block_cls_only(m)) return vg_vit_forward_flops(c);
     return vg_vit_forward_flops(c) - block_flops(c) + cls_block_flops(c);
 }
 

@@ -278,8 +278,7 @@ vg_tensor *vg_vit_forward_features(vg_vit *m, vg_tensor *image, bool train, vg_r
     return features(m, image, train, rng, false);
 }
 
-/* Whether the model's output reads the class token alone (so the last block can skip the rest). */
-static bool reads_cls_only(const vg_vit *m) {
+bool vg_vit_last_block_cls_only(const vg_vit *m) {
     return m->cfg.pool == VG_VIT_POOL_CLS && !m->full_last_block;
 }
 
@@ -291,7 +290,7 @@ vg_tensor *vg_vit_pool_tokens(vg_vit *m, vg_tensor *x) {
 }
 
 vg_tensor *vg_vit_forward(vg_vit *m, vg_tensor *image, bool train, vg_rng *rng) {
-    vg_tensor *x = features(m, image, train, rng, reads_cls_only(m));
+    vg_tensor *x = features(m, image, train, rng, vg_vit_last_block_cls_only(m));
     x = vg_vit_pool_tokens(m, x);
     return vg_linear_fn(x, m->head.weight, m->head.bias);               /* (B, classes) */
 }
@@ -305,5 +304,5 @@ vg_tensor *vg_l2_normalize(vg_tensor *x) {
 }
 
 vg_tensor *vg_vit_embed(vg_vit *m, vg_tensor *image) {
-    return vg_l2_normalize(vg_vit_pool_tokens(m, features(m, image, false, NULL, reads_cls_only(m))));
+    return vg_l2_normalize(vg_vit_pool_tokens(m, features(m, image, false, NULL, vg_vit_last_block_cls_only(m))));
 }

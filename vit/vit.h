@@ -72,6 +72,10 @@ typedef struct {
     bool          full_last_block;
 } vg_vit;
 
+/* whether vg_vit_forward computes the last block for the class token alone (CLS pooling and not
+ * full_last_block) */
+bool vg_vit_last_block_cls_only(const vg_vit *m);
+
 /* Allocates every tensor (persistent) and initialises as timm: pos_embed trunc-normal .02 (or the
  * sin-cos table), cls_token normal 1e-6, every Linear trunc-normal .02 with zero bias, LayerNorm
  * ones/zeros, patch conv PyTorch's default. Returns false with vg_error() on a bad config. */
