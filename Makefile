@@ -66,7 +66,17 @@ WRAP_ALLOC := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_allo
 $(B)/run_tests: $(TEST_SRC:%.c=$(B)/f32/%.o) $(B)/libvitgrad.a
 	$(CC) $^ -o $@ $(WRAP_ALLOC) $(LDLIBS)
 
-test: all $(B)/run_tests $(B)/autograd_example
+# The GEMM, layer and ViT tests again with the AVX-512 GEMM kernel (MR 12, NR 32) on machines
+# without AVX-512: tensor/gemm.c built with its 512-bit intrinsics in plain C
+# (tests/avx512_emulated.h). Without -fno-var-tracking-assignments, `make asan`'s -g build of it
+# takes minutes instead of seconds.
+$(B)/avx512-emulated/tensor/gemm.o: tensor/gemm.c $(HDRS) $(B)/cflags.stamp
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fno-var-tracking-assignments -DVG_GEMM_EMULATE_AVX512 -c $< -o $@
+$(B)/run_tests_avx512: $(TEST_SRC:%.c=$(B)/f32/%.o) $(B)/avx512-emulated/tensor/gemm.o $(filter-out $(B)/f32/tensor/gemm.o,$(OBJ32))
+	$(CC) $^ -o $@ $(WRAP_ALLOC) $(LDLIBS)
+
+test: all $(B)/run_tests $(B)/run_tests_avx512 $(B)/autograd_example
 	@bash tests/run.sh $(B) $(BIN)
 
 asan:

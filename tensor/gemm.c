@@ -25,8 +25,12 @@
 #include <string.h>
 #include <omp.h>
 
-#if !defined(VG_DOUBLE) && defined(__AVX512F__)
+#if !defined(VG_DOUBLE) && (defined(__AVX512F__) || \
+                              (defined(VG_GEMM_EMULATE_AVX512) && defined(__AVX2__) && defined(__FMA__)))
 #include <immintrin.h>
+#if !defined(__AVX512F__)  /* make test runs this path with its 512-bit intrinsics in plain C */
+#include "tests/avx512_emulated.h"
+#endif
 #define VG_GEMM_AVX512 1
 enum { MR = 12, NR = 32 };
 #elif !defined(VG_DOUBLE) && defined(__AVX2__) && defined(__FMA__)
@@ -588,6 +592,18 @@ static void gemm_run(gemm_problem p) {
             if (n0 < n1) gemm_packed(&p, 0, M, n0, n1, NULL);
         }
     }
+}
+
+const char *vg_gemm_kernel(void) {
+#if defined(VG_GEMM_AVX512) && !defined(__AVX512F__)
+    return "avx512 12x32, emulated in C";
+#elif defined(VG_GEMM_AVX512)
+    return "avx512 12x32";
+#elif defined(VG_GEMM_AVX2)
+    return "avx2+fma 6x16";
+#else
+    return "portable C 4x8";
+#endif
 }
 
 void vg_gemm(int transA, int transB, int M, int N, int K,

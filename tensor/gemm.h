@@ -27,4 +27,7 @@ void vg_gemm_batched(int batch, int transA, int transB, int M, int N, int K,
                      real alpha, const real *A, int lda, long strideA,
                      const real *B, int ldb, long strideB,
                      real beta, real *C, int ldc, long strideC);
+/* The micro-kernel this build uses ("avx512 12x32", "avx2+fma 6x16", "portable C 4x8"; make
+ * test's second run names its AVX-512 kernel "avx512 12x32, emulated in C"). */
+const char *vg_gemm_kernel(void);
 #endif

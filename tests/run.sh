@@ -21,6 +21,15 @@ run() {
     if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then echo "!! $label exited $rc"; total_f=$((total_f + 1)); fi
 }
 run "unit and parity tests (float32)" "$B/run_tests"
+# The in-process tests that multiply matrices again with the AVX-512 GEMM kernel, emulated in C
+# when the machine lacks AVX-512 (which needs AVX2+FMA). The tests that run ./train or ./inspect
+# are left out: those programs are built with this machine's kernel.
+emu_kernel=$("$B/run_tests_avx512" --gemm-kernel 2>&1)
+case "$emu_kernel" in
+    avx512*) run "GEMM, layer and ViT parity tests (float32), GEMM kernel $emu_kernel" "$B/run_tests_avx512" \
+                 test_gemm.c test_tensor.c test_autograd.c test_nn.c test_vit.c test_alloc.c ;;
+    *) echo "== AVX-512 GEMM kernel: not run (this build can only use $emu_kernel: emulating AVX-512 needs AVX2+FMA)" ;;
+esac
 run "gradcheck (float64)" "$BIN/gradcheck"
 # the README's example must run and converge
 echo "== README example: $B/autograd_example"

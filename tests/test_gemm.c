@@ -90,12 +90,14 @@ VG_TEST(gemm_alpha_beta_variants) {
     CHECK(bad == 0);
 }
 
-/* Sizes that span several MC/KC blocks and leave partial tiles in every direction. */
+/* Sizes that span several MC/KC blocks and leave partial tiles in every direction; N = 6500 spans
+ * more than one NC column block (NC = 3072 with AVX2, 6144 with AVX-512). */
 VG_TEST(gemm_large_padded_multiblock) {
     int bad = 0;
     for (int t = 0; t < 4; t++) {
         bad += check_gemm(t >> 1, t & 1, 257, 100, 600, 1, 0, 5);
         bad += check_gemm(t >> 1, t & 1, 300, 257, 33, 0.5f, 1, 1);
+        bad += check_gemm(t >> 1, t & 1, 50, 6500, 40, 1, 0.5f, 3);
     }
     bad += check_gemm(0, 1, 65, 65, 64, 0.125f, 0, 0);         /* attention shapes */
     bad += check_gemm(0, 0, 65, 64, 65, 1, 1, 0);
@@ -150,12 +152,13 @@ VG_TEST(gemm_batched_matches_single) {
 /* The same product with 1 and 2 threads must agree bit for bit (K is never split). The shapes
  * take every threaded path: rows handed out one block at a time with one K block (523×200×300) and
  * with B packed whole over two (1000×40×513), fixed row halves with B too big to pack whole
- * (600×300×1000), column halves (96×700×260). */
+ * (600×300×1000), column halves (96×700×260), column halves each wider than one NC block
+ * (40×6500×70: the column blocks differ between 1 and 2 threads, the sums must not). */
 VG_TEST(gemm_deterministic_across_threads) {
     static const int shapes[][3] = { { 523, 200, 300 }, { 96, 700, 260 }, { 1000, 40, 513 },
-                                     { 600, 300, 1000 } };
+                                     { 600, 300, 1000 }, { 40, 6500, 70 } };
     const int saved = omp_get_max_threads();
-    for (int s = 0; s < 4; s++)
+    for (int s = 0; s < 5; s++)
         for (int t = 0; t < 4; t++) {
             const int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2], tA = t >> 1, tB = t & 1;
             real *A = rnd_alloc((long)M * K), *B = rnd_alloc((long)K * N);

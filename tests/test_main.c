@@ -1,7 +1,11 @@
-/* test_main.c — runs every registered test (optionally only names containing argv[1]) and
- * prints "N passed, N failed[, N skipped]" as its last line. */
+/* test_main.c — runs every registered test (or only those whose name or file contains one of the
+ * arguments) and
+ * prints "N passed, N failed[, N skipped]" as its last line. `--gemm-kernel` prints the GEMM
+ * micro-kernel the program was built with instead (tests/run.sh: the emulated AVX-512 run). */
 #include "test.h"
+#include "tensor/gemm.h"
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -53,11 +57,14 @@ int vg_test_run(const char *cmd, char *out, size_t n) {
 }
 
 int main(int argc, char **argv) {
-    const char *filter = argc > 1 ? argv[1] : NULL;
+    if (argc > 1 && strcmp(argv[1], "--gemm-kernel") == 0) { puts(vg_gemm_kernel()); return 0; }
     int passed = 0, failed = 0, skipped = 0;
     setvbuf(stdout, NULL, _IOLBF, 0);
     for (int i = 0; i < n_tests; i++) {
-        if (filter && !strstr(tests[i].name, filter) && !strstr(tests[i].file, filter)) continue;
+        bool selected = argc == 1;
+        for (int a = 1; a < argc && !selected; a++)
+            selected = strstr(tests[i].name, argv[a]) || strstr(tests[i].file, argv[a]);
+        if (!selected) continue;
         cur_failed = 0; cur_skipped = 0;
         struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);
         tests[i].fn();
