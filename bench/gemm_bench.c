@@ -118,7 +118,8 @@ int main(int argc, char **argv) {
         { 65, 64, 65, 1, 0, 384, "attn Pᵀ·dO" },
     };
     const int ncase = (int)(sizeof cases / sizeof cases[0]);
-    printf("GEMM GFLOP/s, median of %d alternating rounds (vitgrad vs OpenBLAS cblas_sgemm)\n\n", reps);
+    printf("GEMM GFLOP/s, median of %d alternating rounds (vitgrad's %s micro-kernel vs OpenBLAS "
+           "cblas_sgemm)\n\n", reps, vg_gemm_kernel());
     printf("| shape M×N×K          | op | thr | vitgrad | OpenBLAS | ratio | use            | max rel diff |\n");
     printf("|----------------------|----|-----|---------|----------|-------|----------------|--------------|\n");
     for (int threads = 1; threads <= 2; threads++)
