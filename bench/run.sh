@@ -51,6 +51,7 @@ echo "| preset | thr | steps | vitgrad img/s | PyTorch img/s | ratio | vitgrad, 
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 
 best() { awk -v a="$1" -v b="$2" 'BEGIN { print (a > b ? a : b) }'; }
+ips_of() { echo "$1" | sed -E 's/.* ([0-9.]+) images\/s.*/\1/'; }    # images/s of a "bench:" line
 
 for spec in vit-tiny-cifar:4 vit-micro-cifar:6 vit-mnist:10 vit-tiny-in64:4; do
     P=${spec%%:*}; N=${spec##*:}
@@ -59,14 +60,14 @@ for spec in vit-tiny-cifar:4 vit-micro-cifar:6 vit-mnist:10 vit-tiny-in64:4; do
         v_ips=0; f_ips=0; p_ips=0; v_rss=0; p_rss=0; gf_img=0; gf_timm=0
         for ((r = 0; r < R; r++)); do
             line=$($PRIO "$TRAIN" --model "$P" --bench "$N" --threads "$T" 2>&1 | grep '^bench:')
-            ips=$(echo "$line" | sed -E 's/.* ([0-9.]+) images\/s.*/\1/')
+            ips=$(ips_of "$line")
             gf_img=$(echo "$line" | sed -E 's/.*\(([0-9.]+) GFLOP per image.*/\1/')
             gf_timm=$(echo "$line" | sed -E "s/.*timm's model ([0-9.]+)\\).*/\\1/")
             rss=$(echo "$line" | sed -E 's/.*peak RSS ([0-9]+) MiB.*/\1/')
             v_ips=$(best "$v_ips" "$ips"); v_rss=$(best "$v_rss" "$rss")
             sleep 0.3
             line=$($PRIO "$TRAIN" --model "$P" --bench "$N" --threads "$T" --full-last-block 2>&1 | grep '^bench:')
-            f_ips=$(best "$f_ips" "$(echo "$line" | sed -E 's/.* ([0-9.]+) images\/s.*/\1/')")
+            f_ips=$(best "$f_ips" "$(ips_of "$line")")
             sleep 0.3
             if [ $HAVE_TORCH = 1 ]; then
                 pl=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=$T OMP_NUM_THREADS=$T \

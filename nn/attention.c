@@ -184,6 +184,15 @@ static bool check_heads_and_drop(int64_t D, int heads, double attn_drop, bool tr
     return true;
 }
 
+/* a context for both entry points: sizes and scale set, operands and saved tensors still NULL */
+static attn_ctx *new_ctx(int64_t B, int64_t N, int64_t R, int64_t D, int heads) {
+    attn_ctx *c = vg_arena_alloc(sizeof *c);
+    memset(c, 0, sizeof *c);
+    c->B = B; c->N = N; c->R = R; c->H = heads; c->hd = D / heads; c->D = D;
+    c->scale = 1.0 / sqrt((double)c->hd);
+    return c;
+}
+
 vg_tensor *vg_attention_fn(vg_tensor *qkv, int heads, double attn_drop, bool train, vg_rng *rng,
                            vg_tensor **attn_out) {
     if (attn_out) *attn_out = NULL;
@@ -193,10 +202,7 @@ vg_tensor *vg_attention_fn(vg_tensor *qkv, int heads, double attn_drop, bool tra
     if (qkv->ndim != 3 || qkv->shape[2] % 3 != 0) { vg_set_error("attention: qkv %s must be (B, N, 3·D)", s); return NULL; }
     const int64_t B = qkv->shape[0], N = qkv->shape[1], D = qkv->shape[2] / 3;
     if (!check_heads_and_drop(D, heads, attn_drop, train, rng, what)) return NULL;
-    attn_ctx *c = vg_arena_alloc(sizeof *c);
-    memset(c, 0, sizeof *c);
-    c->B = B; c->N = N; c->R = N; c->H = heads; c->hd = D / heads; c->D = D;
-    c->scale = 1.0 / sqrt((double)c->hd);
+    attn_ctx *c = new_ctx(B, N, N, D, heads);
     vg_tensor *qc = vg_contiguous_raw(qkv);
     c->q = vg_data(qc); c->k = c->q + D; c->v = c->q + 2 * D;
     c->ldq = c->ldkv = (int)(3 * D);
@@ -222,10 +228,7 @@ vg_tensor *vg_attention_cross_fn(vg_tensor *q, vg_tensor *kv, int heads, double 
     }
     const int64_t B = q->shape[0], R = q->shape[1], N = kv->shape[1], D = q->shape[2];
     if (!check_heads_and_drop(D, heads, attn_drop, train, rng, what)) return NULL;
-    attn_ctx *c = vg_arena_alloc(sizeof *c);
-    memset(c, 0, sizeof *c);
-    c->B = B; c->N = N; c->R = R; c->H = heads; c->hd = D / heads; c->D = D;
-    c->scale = 1.0 / sqrt((double)c->hd);
+    attn_ctx *c = new_ctx(B, N, R, D, heads);
     vg_tensor *qc = vg_contiguous_raw(q), *kvc = vg_contiguous_raw(kv);
     c->q = vg_data(qc); c->k = vg_data(kvc); c->v = c->k + D;
     c->ldq = (int)D; c->ldkv = (int)(2 * D);
