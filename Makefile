@@ -5,6 +5,8 @@
 #   make train      train the default model on CIFAR-10
 #   make reference  regenerate tests/reference/*.safetensors with PyTorch (python3-torch)
 #   make bench      speed comparison vs PyTorch and OpenBLAS (not a test)
+#   make MPI=1      ./train with MPI (mpicc; run with mpirun -np N ./train); plain make needs no MPI
+#   make bench-mpi  1 process vs 2 ranks, shared memory and TCP (not a test; needs MPI)
 CC      ?= gcc
 ARCH    ?= -march=native
 OPT     ?= -O3
@@ -22,8 +24,20 @@ B       ?= build
 # stay in its build directory (so it never replaces ./train, ./gradcheck or ./inspect)
 BIN     ?= .
 
-LIB_DIRS := tensor autograd nn vit data optim checkpoint
-LIB_SRC  := $(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c))
+LIB_DIRS := tensor autograd nn vit data optim checkpoint dist
+# the communicator is linked into each program, not the library: dist/single.c (one process) or,
+# with MPI=1, dist/mpi.c compiled by mpicc
+COMM_SRC := dist/single.c dist/mpi.c
+LIB_SRC  := $(filter-out $(COMM_SRC),$(foreach d,$(LIB_DIRS),$(wildcard $(d)/*.c)))
+MPICC    ?= mpicc
+HAVE_MPI := $(shell command -v $(MPICC) >/dev/null 2>&1 && command -v mpirun >/dev/null 2>&1 && echo yes)
+ifeq ($(MPI),1)
+COMM_OBJ := $(B)/mpi/dist/mpi.o
+TRAIN_LD := $(MPICC)
+else
+COMM_OBJ := $(B)/f32/dist/single.o
+TRAIN_LD := $(CC)
+endif
 TEST_SRC := $(wildcard tests/test_*.c) tests/test_main.c
 GC_SRC   := $(wildcard tools/gradcheck*.c)
 INSPECT_SRC := $(filter-out $(GC_SRC),$(wildcard tools/*.c))
@@ -34,7 +48,7 @@ HDRS  := $(wildcard */*.h) $(wildcard *.h)
 
 PROGRAMS := $(BIN)/gradcheck train-binary $(if $(INSPECT_SRC),$(BIN)/inspect)
 
-.PHONY: all test asan train-binary train-fashion reference bench data clean plot check-pytorch
+.PHONY: all test asan train-binary train-fashion reference bench bench-mpi data clean plot check-pytorch
 all: $(PROGRAMS)
 
 # Objects depend on the compile command too: a changed flag (or CC) rebuilds everything.
@@ -45,6 +59,9 @@ FORCE:
 $(B)/f32/%.o: %.c $(HDRS) $(B)/cflags.stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+$(B)/mpi/dist/mpi.o: dist/mpi.c $(HDRS) $(B)/cflags.stamp
+	@mkdir -p $(dir $@)
+	$(MPICC) $(CFLAGS) -c $< -o $@
 $(B)/f64/%.o: %.c $(HDRS) $(B)/cflags.stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -DVG_DOUBLE -c $< -o $@
@@ -63,7 +80,7 @@ $(B)/autograd_example: $(B)/f32/examples/autograd_example.o $(B)/libvitgrad.a
 # run_tests counts our code's allocation calls (tests/test_alloc.c): the library is linked statically,
 # so --wrap reroutes its malloc/free calls through the test's counting wrappers.
 WRAP_ALLOC := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc,--wrap=free
-$(B)/run_tests: $(TEST_SRC:%.c=$(B)/f32/%.o) $(B)/libvitgrad.a
+$(B)/run_tests: $(TEST_SRC:%.c=$(B)/f32/%.o) $(B)/f32/dist/single.o $(B)/libvitgrad.a
 	$(CC) $^ -o $@ $(WRAP_ALLOC) $(LDLIBS)
 
 # The GEMM, layer and ViT tests again with the AVX-512 GEMM kernel (MR 12, NR 32) on machines
@@ -73,10 +90,11 @@ $(B)/run_tests: $(TEST_SRC:%.c=$(B)/f32/%.o) $(B)/libvitgrad.a
 $(B)/avx512-emulated/tensor/gemm.o: tensor/gemm.c $(HDRS) $(B)/cflags.stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fno-var-tracking-assignments -DVG_GEMM_EMULATE_AVX512 -c $< -o $@
-$(B)/run_tests_avx512: $(TEST_SRC:%.c=$(B)/f32/%.o) $(B)/avx512-emulated/tensor/gemm.o $(filter-out $(B)/f32/tensor/gemm.o,$(OBJ32))
+$(B)/run_tests_avx512: $(TEST_SRC:%.c=$(B)/f32/%.o) $(B)/f32/dist/single.o $(B)/avx512-emulated/tensor/gemm.o $(filter-out $(B)/f32/tensor/gemm.o,$(OBJ32))
 	$(CC) $^ -o $@ $(WRAP_ALLOC) $(LDLIBS)
 
-test: all $(B)/run_tests $(B)/run_tests_avx512 $(B)/autograd_example
+# with mpicc and mpirun present, the tests also run ./train as 2 MPI ranks ($(B)/train-mpi)
+test: all $(B)/run_tests $(B)/run_tests_avx512 $(B)/autograd_example $(if $(HAVE_MPI),$(B)/train-mpi)
 	@bash tests/run.sh $(B) $(BIN)
 
 asan:
@@ -91,8 +109,10 @@ TRAIN_FLAGS ?= --model vit-micro-cifar --epochs 24 --batch 128 --lr 2e-3 --wd 0.
 train: train-binary
 	@dir="$(CIFAR_DIR)"; if [ -z "$$dir" ]; then $(MAKE) data && dir=data/cifar-10-batches-bin; fi; \
 	echo "CIFAR-10 from $$dir"; $(BIN)/train --dataset cifar10 --data "$$dir" $(TRAIN_FLAGS)
-train-binary: $(B)/f32/train.o $(B)/libvitgrad.a
-	$(CC) $^ -o $(BIN)/train $(LDLIBS)
+train-binary: $(B)/f32/train.o $(COMM_OBJ) $(B)/libvitgrad.a
+	$(TRAIN_LD) $^ -o $(BIN)/train $(LDLIBS)
+$(B)/train-mpi: $(B)/f32/train.o $(B)/mpi/dist/mpi.o $(B)/libvitgrad.a
+	$(MPICC) $^ -o $@ $(LDLIBS)
 train-fashion: train-binary
 	$(BIN)/train --dataset fashion-mnist --model vit-mnist --epochs 10 --lr 2e-3 --warmup 1e --aug none --out runs/fashion-mnist
 data:

@@ -62,6 +62,13 @@ void vg_zero_grad(vg_tensor *t);            /* grad := 0 (keeps the buffer) */
 vg_tensor *vg_detach(vg_tensor *t);         /* same storage, no history, no grad */
 /* Visit the nodes reachable from root in topological order (inputs first). */
 int  vg_graph_nodes(vg_tensor *root, vg_node **out, int max);
+/* Gradient-ready hook (data-parallel training starts summing a gradient over processes while
+ * backward goes on, dist/): during vg_backward, fn(leaf, ctx) is called once for every persistent
+ * leaf that requires grad and is an input of the graph, right after the last rule that takes it
+ * as an input has run, so its .grad is final for this walk. The engine counts each leaf's
+ * consumers before the walk. NULL removes the hook. */
+typedef void (*vg_grad_ready_fn)(vg_tensor *leaf, void *ctx);
+void vg_set_grad_ready_hook(vg_grad_ready_fn fn, void *ctx);
 
 /* ---- op profile: where a training step's wall time goes (a user feature: ./train --profile) ----
  * While a profiled step runs (between vg_profile_step_begin and _end), every moment is charged to

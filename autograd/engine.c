@@ -146,6 +146,31 @@ int vg_graph_nodes(vg_tensor *root, vg_node **out, int max) {
     return count < 0 ? 0 : count;
 }
 
+/* ---------------------------------------------------------------- gradient-ready hook */
+static vg_grad_ready_fn ready_hook;
+static void *ready_ctx;
+void vg_set_grad_ready_hook(vg_grad_ready_fn fn, void *ctx) { ready_hook = fn; ready_ctx = ctx; }
+
+static bool hooked_leaf(const vg_tensor *t) { return t && !t->node && t->requires_grad && t->persistent; }
+
+/* each hooked leaf's grad_pending := the number of times it is an input of a node in order[] */
+static void count_consumers(vg_node **order, int n) {
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < order[i]->n_inputs; k++) {
+                vg_tensor *in = order[i]->inputs[k];
+                if (hooked_leaf(in)) in->grad_pending = pass ? in->grad_pending + 1 : 0;
+            }
+}
+
+/* node's rule has run (or had nothing to do): its leaf inputs have one consumer fewer */
+static void consumed(const vg_node *node) {
+    for (int k = 0; k < node->n_inputs; k++) {
+        vg_tensor *in = node->inputs[k];
+        if (hooked_leaf(in) && --in->grad_pending == 0) ready_hook(in, ready_ctx);
+    }
+}
+
 bool vg_backward(vg_tensor *root, const vg_tensor *grad_root) {
     if (!root) { vg_set_error("backward: root is NULL (an earlier op failed: %s)", vg_error()); return false; }
     if (!root->requires_grad) { vg_set_error("backward: the tensor does not require grad (no graph was recorded)"); return false; }
@@ -164,16 +189,19 @@ bool vg_backward(vg_tensor *root, const vg_tensor *grad_root) {
     vg_node **order = walk_out;                     /* no rule walks the graph: stays valid */
     /* non-leaf gradients belong to this call only: reset them (idempotent backward) */
     for (int i = 0; i < n; i++) order[i]->out->grad = NULL;
+    if (ready_hook) count_consumers(order, n);
     vg_no_grad_begin();
     /* the seed is always a fresh contiguous buffer: rules may adopt or add into it */
     if (grad_root) { root->grad = vg_empty_like(grad_root); vg_copy_raw(root->grad, grad_root); }
     else root->grad = vg_ones(root->ndim, root->shape);
     for (int i = n - 1; i >= 0; i--) {
         vg_node *node = order[i];
-        if (!node->out->grad) continue;
-        vg_profile_rule_begin_();
-        node->backward(node, node->out->grad);
-        vg_profile_rule_end_(node);
+        if (node->out->grad) {
+            vg_profile_rule_begin_();
+            node->backward(node, node->out->grad);
+            vg_profile_rule_end_(node);
+        }
+        if (ready_hook) consumed(node);
     }
     vg_no_grad_end();
     return true;

@@ -121,17 +121,26 @@ typedef struct vg_loader_config {
     int hflip;           /* random horizontal flip with p = 0.5 in train mode (default 1) */
     double scale_min, scale_max, ratio_min, ratio_max;  /* RRC, default 0.08, 1, 3/4, 4/3 */
     int normalize;       /* 1: (x/255 - dataset mean)/std (default); 0: x/255 */
+    int shard, n_shards; /* data-parallel slice (default 0 of 1): batch_size stays the global
+                            batch, and this loader builds only samples [lo, hi) of each one,
+                            lo = n·shard/n_shards, hi = n·(shard+1)/n_shards for a batch of n.
+                            Order, augmentation and position are global: the same sample gets
+                            the same pixels for any n_shards. Training needs n_shards | batch. */
 } vg_loader_config;
 vg_loader_config vg_loader_config_default(void); /* batch 128, train, 2 threads, prefetch 3 */
 
 /* A batch handed out by vg_loader_next. x and y belong to the loader and stay valid until the
  * next vg_loader_next / vg_loader_state_set / vg_loader_free call. */
 typedef struct vg_batch {
-    int n, c, h, w;      /* x is (n, c, h, w); n < batch_size only for an eval loader's last batch */
+    int n, c, h, w;      /* x is (n, c, h, w): this shard's samples (all of them with one shard);
+                            n < batch_size / n_shards only for an eval loader's last batch, where
+                            a shard may get none (n = 0) */
     real *x;
     int32_t *y;          /* [n] */
     uint64_t epoch;      /* epoch the batch belongs to */
-    uint64_t index;      /* position of its first sample in that epoch's order */
+    uint64_t index;      /* position of the global batch's first sample in that epoch's order */
+    int offset;          /* this shard's first sample within the global batch */
+    int global_n;        /* samples in the global batch (every shard's together) */
 } vg_batch;
 
 /* The loader position: everything needed to continue with exactly the next batch. A plain value:

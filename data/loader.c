@@ -22,7 +22,7 @@ enum { FREE, FILLING, READY, HELD };
 typedef struct perm { uint64_t epoch; int refs; int32_t *idx; } perm;
 
 typedef struct slot {
-    int state, end, n;
+    int state, end, n, lo, gn;  /* n samples of this shard from lo, of gn in the global batch */
     uint64_t seq, gen, epoch, index;
     vg_rng root;
     perm *p;            /* NULL: dataset order (eval) */
@@ -92,10 +92,17 @@ static int has_batch(const vg_loader *L, uint64_t index) {
     return L->cfg.train ? index + B <= n : index < n;
 }
 
+/* this shard's part [lo, lo + n) of a global batch of gn samples */
+static void shard_range(int gn, int shard, int n_shards, int *lo, int *n) {
+    if (n_shards <= 1) { *lo = 0; *n = gn; return; }
+    *lo = (int)((int64_t)gn * shard / n_shards);
+    *n = (int)((int64_t)gn * (shard + 1) / n_shards) - *lo;
+}
+
 /* give slot s the next job in sequence (caller holds mu or is single-threaded); 0 or -1 (OOM) */
 static int assign(vg_loader *L, slot *s) {
     s->seq = L->next_seq++; s->gen = L->gen; s->root = L->root;
-    s->epoch = L->job_epoch; s->p = NULL; s->n = 0; s->index = L->job_index;
+    s->epoch = L->job_epoch; s->p = NULL; s->n = s->lo = s->gn = 0; s->index = L->job_index;
     if (!has_batch(L, L->job_index)) {
         s->end = 1;
         L->job_epoch++; L->job_index = 0;
@@ -109,7 +116,8 @@ static int assign(vg_loader *L, slot *s) {
         s->p = L->cur_perm; s->p->refs++;
     }
     uint64_t left = (uint64_t)L->d->n - L->job_index;
-    s->n = left < (uint64_t)L->cfg.batch_size ? (int)left : L->cfg.batch_size;
+    s->gn = left < (uint64_t)L->cfg.batch_size ? (int)left : L->cfg.batch_size;
+    shard_range(s->gn, L->cfg.shard, L->cfg.n_shards, &s->lo, &s->n);
     L->job_index += (uint64_t)L->cfg.batch_size;
     return 0;
 }
@@ -152,7 +160,7 @@ static void transform_one(const vg_loader *L, const slot *s, int sample, real *o
 
 static void fill(const vg_loader *L, slot *s) {
     for (int k = 0; k < s->n; k++) {
-        uint64_t pos = s->index + (uint64_t)k;
+        uint64_t pos = s->index + (uint64_t)(s->lo + k);
         int sample = s->p ? s->p->idx[pos] : (int)pos;
         transform_one(L, s, sample, s->x + (size_t)k * L->elems);
         s->y[k] = L->d->labels[sample];
@@ -193,6 +201,7 @@ vg_loader_config vg_loader_config_default(void) {
     c.aug = VG_AUG_AUTO; c.crop_pad = 4; c.hflip = 1;
     c.scale_min = 0.08; c.scale_max = 1.0; c.ratio_min = 3.0 / 4.0; c.ratio_max = 4.0 / 3.0;
     c.normalize = 1;
+    c.shard = 0; c.n_shards = 1;
     return c;
 }
 
@@ -217,6 +226,9 @@ vg_loader *vg_loader_new(const vg_dataset *d, const vg_loader_config *cfg, char 
     if (c.train && c.batch_size > d->n) { vg__err(err, errlen, "loader: training batch size %d is larger than the dataset (%d images, %s): no full batch", c.batch_size, d->n, d->path); return NULL; }
     if (c.n_threads < 0 || c.n_threads > 64) { vg__err(err, errlen, "loader: n_threads %d out of range 0..64", c.n_threads); return NULL; }
     if (c.prefetch < 1 || c.prefetch > 64) { vg__err(err, errlen, "loader: prefetch %d out of range 1..64", c.prefetch); return NULL; }
+    if (c.n_shards < 1) c.n_shards = 1;
+    if (c.shard < 0 || c.shard >= c.n_shards) { vg__err(err, errlen, "loader: shard %d out of range 0..%d", c.shard, c.n_shards - 1); return NULL; }
+    if (c.train && c.batch_size % c.n_shards) { vg__err(err, errlen, "loader: batch size %d is not divisible by %d shards (processes)", c.batch_size, c.n_shards); return NULL; }
     int S = c.image_size;
     if (S == 0) {
         if (!d->height || d->height != d->width) { vg__err(err, errlen, "loader: %s images are not all square of one size; set image_size", d->path); return NULL; }
@@ -243,10 +255,11 @@ vg_loader *vg_loader_new(const vg_dataset *d, const vg_loader_config *cfg, char 
     L->nslots = c.n_threads ? c.prefetch + 1 : 1;
     L->slots = calloc((size_t)L->nslots, sizeof *L->slots);
     if (!L->slots) goto oom;
-    size_t xbytes = ((size_t)c.batch_size * L->elems * sizeof(real) + 63) / 64 * 64;
+    const size_t per_shard = (size_t)((c.batch_size + c.n_shards - 1) / c.n_shards);
+    size_t xbytes = (per_shard * L->elems * sizeof(real) + 63) / 64 * 64;
     for (int i = 0; i < L->nslots; i++) {
         L->slots[i].x = aligned_alloc(64, xbytes);
-        L->slots[i].y = malloc((size_t)c.batch_size * sizeof(int32_t));
+        L->slots[i].y = malloc(per_shard * sizeof(int32_t));
         if (!L->slots[i].x || !L->slots[i].y) goto oom;
     }
     if (c.n_threads) {
@@ -298,9 +311,10 @@ int vg_loader_next(vg_loader *L, vg_batch *b) {
         return 0;
     }
     L->held = (int)(s - L->slots);
-    L->st.epoch = s->epoch; L->st.index = s->index + (uint64_t)s->n;
+    L->st.epoch = s->epoch; L->st.index = s->index + (uint64_t)s->gn;
     b->n = s->n; b->c = L->C; b->h = L->S; b->w = L->S;
     b->x = s->x; b->y = s->y; b->epoch = s->epoch; b->index = s->index;
+    b->offset = s->lo; b->global_n = s->gn;
     return 1;
 }
 

@@ -133,6 +133,24 @@ vg_tensor *vg_persist(const vg_tensor *src) {
     return t;
 }
 
+vg_tensor *vg_persistent_view(const vg_tensor *base, int64_t offset, int ndim, const int64_t *shape) {
+    if (!base || !check_shape(ndim, shape)) return NULL;
+    if (!base->persistent || !vg_is_contiguous(base) || offset < 0 || offset + shape_numel(ndim, shape) > vg_numel(base)) {
+        vg_set_error("persistent view: out of the base tensor's range or base not persistent and contiguous");
+        return NULL;
+    }
+    vg_tensor *t = calloc(1, sizeof *t);
+    if (!t) { fprintf(stderr, "vitgrad: out of memory\n"); abort(); }
+    t->storage = base->storage;
+    t->offset = base->offset + offset;
+    t->ndim = ndim;
+    t->dtype = VG_DTYPE;
+    t->persistent = true;
+    if (ndim) memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
+    set_contiguous_strides(t);
+    return t;
+}
+
 vg_tensor *vg_param(int ndim, const int64_t *shape) {
     vg_tensor *t = vg_persistent_zeros(ndim, shape);
     if (t) t->requires_grad = true;

@@ -47,6 +47,7 @@ typedef struct vg_tensor {
     struct vg_tensor *grad;             /* contiguous, same shape; NULL until backward */
     struct vg_node   *node;             /* the op that produced it (NULL for leaves) */
     const char *name;                   /* optional, for printing and graphs */
+    int      grad_pending;              /* engine bookkeeping: backward rules yet to add into .grad */
 } vg_tensor;
 
 /* `vg_zeros(VG_DIMS(2, 3))` expands to `vg_zeros(2, (int64_t[]){2, 3})`. */
@@ -86,6 +87,9 @@ vg_tensor *vg_persistent_zeros(int ndim, const int64_t *shape);
 vg_tensor *vg_persist(const vg_tensor *t);          /* contiguous heap copy, a leaf */
 vg_tensor *vg_param(int ndim, const int64_t *shape); /* persistent zeros, requires_grad */
 void       vg_tensor_free(vg_tensor *t);            /* persistent only; NULL is fine */
+/* a persistent contiguous tensor of this shape over base's storage from element `offset` (base
+ * persistent and contiguous; the view does not own the storage: free base after the view) */
+vg_tensor *vg_persistent_view(const vg_tensor *base, int64_t offset, int ndim, const int64_t *shape);
 
 /* ---- queries ---- */
 int64_t vg_numel(const vg_tensor *t);
