@@ -24,7 +24,7 @@ B       ?= build
 # stay in its build directory (so it never replaces ./train, ./gradcheck or ./inspect)
 BIN     ?= .
 
-LIB_DIRS := tensor autograd nn vit data optim checkpoint dist
+LIB_DIRS := tensor autograd nn vit data optim checkpoint dist run
 # the communicator is linked into each program, not the library: dist/single.c (one process) or,
 # with MPI=1, dist/mpi.c compiled by mpicc
 COMM_SRC := dist/single.c dist/mpi.c

@@ -34,7 +34,8 @@ VG_TEST(vit_patch_example_zeros_cls_pos) {
     vg_tensor *patches = vg_patchify(img, 2);
     REQUIRE(patches && patches->ndim == 3 && patches->shape[1] == 4 && patches->shape[2] == 4);
     vg_tensor *tok = vg_linear_fn(patches, vg_ones(VG_DIMS(3, 4)), NULL);
-    vg_tensor *cls = from_values(VG_DIMS(1, 1, 3), (const double[]){1, 2, 3});
+    static const double cls_values[] = {1, 2, 3};     /* named: gcc 12 misreads a compound literal here */
+    vg_tensor *cls = from_values(VG_DIMS(1, 1, 3), cls_values);
     vg_tensor *x = vg_vit_embed_tokens(tok, cls, vg_full(VG_DIMS(1, 5, 3), 0.5));
     REQUIRE(x && x->shape[0] == 1 && x->shape[1] == 5 && x->shape[2] == 3);
     const double want[5][3] = {{1.5, 2.5, 3.5}, {.5, .5, .5}, {.5, .5, .5}, {.5, .5, .5}, {.5, .5, .5}};

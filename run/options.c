@@ -1,0 +1,258 @@
+/* options.c — ./train's flags: one table row per flag (name, value, help, where it is stored, its
+ * range or choices). The parser and --help both read the table, so a flag cannot exist without
+ * its help line. A row with `section` set starts a heading in --help. */
+#include "run/run.h"
+#include "tensor/tensor.h"
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum {
+    F_SWITCH,      /* bool, no value */
+    F_INT,         /* int in [lo, hi] */
+    F_I64,         /* int64_t in [lo, hi] */
+    F_U64,         /* uint64_t in [lo, hi] */
+    F_REAL,        /* double in [lo, hi] */
+    F_STR,         /* const char *, any value */
+    F_CHOICE,      /* const char *, one of `choices` ("a|b|c") */
+    F_WARMUP,      /* N, Ns (steps) or Ne (epochs): double + run_unit */
+} flag_kind;
+
+typedef struct {
+    const char *section;     /* non-NULL: a heading printed before this flag */
+    const char *name, *metavar;
+    flag_kind kind;
+    size_t offset;           /* into options */
+    double lo, hi;           /* F_INT/F_I64/F_U64/F_REAL */
+    const char *choices;     /* F_CHOICE; a choice after '/' is accepted but not listed */
+    const char *help;        /* '\n' continues on an indented line */
+} flag_def;
+
+#define OPT(field) offsetof(options, field)
+#define IMAX ((double)(INT64_MAX / 4))
+static const flag_def flags[] = {
+    {"data", "--dataset", "NAME", F_CHOICE, OPT(dataset), 0, 0, "cifar10|imagefolder|fashion-mnist/mnist",
+     "cifar10 | imagefolder | fashion-mnist            (default cifar10)"},
+    {NULL, "--data", "DIR", F_STR, OPT(data), 0, 0, NULL,
+     "dataset folder (default: $CIFAR10_DIR, ./data/cifar-10-batches-bin,\n"
+     "../shared/data/cifar-10-batches-bin; fashion-mnist: $FASHION_MNIST_DIR,\n"
+     "/usr/share/datasets/fashion-mnist; imagefolder: $IMAGENET_SUBSET_DIR,\n"
+     "../shared/data/imagenet-subset)"},
+    {NULL, "--aug", "KIND", F_CHOICE, OPT(aug), 0, 0, "auto|none|crop|rrc",
+     "auto | none | crop | rrc  (crop = 4-px pad + random crop, rrc =\n"
+     "random-resized-crop; both with horizontal flip)      (default auto)"},
+    {NULL, "--loader-threads", "N", F_INT, OPT(loader_threads), 0, 64, NULL, "background data threads (default 1)"},
+
+    {"model", "--model", "PRESET", F_STR, OPT(model), 0, 0, NULL,
+     "vit-tiny-cifar | vit-micro-cifar | vit-mnist | vit-tiny-in64\n"
+     "(default: vit-tiny-cifar; vit-mnist for fashion-mnist; vit-tiny-in64\n"
+     "for imagefolder). The flags below override the preset:"},
+    {NULL, "--img-size", "N", F_STR, OPT(ov.img), 0, 0, NULL, "input resolution (square)"},
+    {NULL, "--patch", "N", F_STR, OPT(ov.patch), 0, 0, NULL, "patch size"},
+    {NULL, "--dim", "N", F_STR, OPT(ov.dim), 0, 0, NULL, "embedding width"},
+    {NULL, "--depth", "N", F_STR, OPT(ov.depth), 0, 0, NULL, "number of transformer blocks"},
+    {NULL, "--heads", "N", F_STR, OPT(ov.heads), 0, 0, NULL, "attention heads"},
+    {NULL, "--mlp-ratio", "X", F_STR, OPT(ov.mlp), 0, 0, NULL, "MLP hidden width / embedding width"},
+    {NULL, "--pool", "cls|mean", F_STR, OPT(ov.pool), 0, 0, NULL, "class token or mean of the patch tokens"},
+    {NULL, "--pos", "KIND", F_STR, OPT(ov.pos), 0, 0, NULL, "learned | sincos2d position embedding"},
+    {NULL, "--drop", "P", F_STR, OPT(ov.drop), 0, 0, NULL, "dropout after the embedding, attention proj and MLP"},
+    {NULL, "--attn-drop", "P", F_STR, OPT(ov.attn_drop), 0, 0, NULL, "dropout on the attention probabilities"},
+    {NULL, "--full-last-block", NULL, F_SWITCH, OPT(full_last_block), 0, 0, NULL,
+     "compute every token in the last block, as timm does (with CLS\n"
+     "pooling only the class token's output is read, so by default the\n"
+     "last block computes that token alone: the same results, less work);\n"
+     "for timing against PyTorch on equal work"},
+
+    {"schedule", "--epochs", "N", F_INT, OPT(epochs), 1, 100000, NULL, "epochs to train (default 30)"},
+    {NULL, "--steps", "N", F_I64, OPT(steps), 1, IMAX, NULL, "train N steps instead of whole epochs"},
+    {NULL, "--batch", "N", F_INT, OPT(batch), 1, 65536, NULL, "batch size (default 128)"},
+    {NULL, "--lr", "X", F_REAL, OPT(lr), 0, 10, NULL, "peak learning rate (default 1e-3)"},
+    {NULL, "--wd", "X", F_REAL, OPT(wd), 0, 10, NULL, "AdamW weight decay (default 0.05)"},
+    {NULL, "--warmup", "N[s|e]", F_WARMUP, OPT(warmup), 0, 1e12, NULL,
+     "linear warmup, in epochs with --epochs, in steps with --steps;\n"
+     "a suffix 's' or 'e' says which (default 10% of training)"},
+    {NULL, "--min-lr", "X", F_REAL, OPT(min_lr), 0, 10, NULL, "cosine decays to this (default 1e-5)"},
+    {NULL, "--label-smoothing", "X", F_REAL, OPT(label_smoothing), 0, 0.999, NULL, "(default 0.1)"},
+    {NULL, "--clip", "X", F_REAL, OPT(clip), 0, 1e9, NULL, "clip the global gradient norm to X; 0 = off (default 1.0)"},
+    {NULL, "--seed", "N", F_U64, OPT(seed), 0, (double)INT64_MAX, NULL, "seeds init, shuffling, augmentation, dropout (default 0)"},
+    {NULL, "--threads", "N", F_INT, OPT(threads), 1, 1024, NULL, "compute threads (default: all cores)"},
+
+    {"output", "--out", "DIR", F_STR, OPT(out), 0, 0, NULL, "metrics.csv, checkpoints (default runs/last)"},
+    {NULL, "--eval-every", "N", F_I64, OPT(eval_every), 0, IMAX, NULL,
+     "evaluate every N epochs (steps with --steps) (default 1; 0 = only at end)"},
+    {NULL, "--save-every", "N", F_I64, OPT(save_every), 0, IMAX, NULL,
+     "checkpoint every N epochs (steps with --steps) (default 1; 0 = only at end)"},
+    {NULL, "--log-every", "N", F_I64, OPT(log_every), 1, IMAX, NULL, "log line / metrics row every N steps (default 50)"},
+    {NULL, "--stop-at", "N", F_I64, OPT(stop_at), 1, IMAX, NULL,
+     "save a checkpoint and stop after step N, as if interrupted (the\n"
+     "schedule still spans --epochs/--steps; continue with --resume)"},
+    {NULL, "--resume", "PATH", F_STR, OPT(resume), 0, 0, NULL, "continue a run: an OUT dir, a checkpoint dir or its .safetensors file"},
+    {NULL, "--init", "FILE", F_STR, OPT(init), 0, 0, NULL,
+     "start from these weights only (model.safetensors); the position\n"
+     "embedding is interpolated if the resolution differs"},
+    {NULL, "--interp", "KIND", F_CHOICE, OPT(interp_name), 0, 0, "bicubic|bilinear",
+     "position-embedding interpolation: bicubic | bilinear (default bicubic)"},
+
+    {"other modes", "--eval-only", NULL, F_SWITCH, OPT(eval_only), 0, 0, NULL,
+     "evaluate (--init or --resume weights) on the test split and exit"},
+    {NULL, "--trace-shapes", NULL, F_SWITCH, OPT(trace_shapes), 0, 0, NULL, "print the shape flow of one forward pass and exit"},
+    {NULL, "--bench", "N", F_INT, OPT(bench), 1, 100000, NULL,
+     "time N training steps on random data; print median step ms,\n"
+     "images/s and GFLOP/s, then exit"},
+    {NULL, "--profile", NULL, F_SWITCH, OPT(profile), 0, 0, NULL,
+     "with --bench: also print where each step's wall time goes, by op\n"
+     "(forward and backward, per input and output shapes) and phase"},
+};
+#define N_FLAGS (sizeof flags / sizeof flags[0])
+
+void vg_options_usage(FILE *f) {
+    fprintf(f, "usage: ./train [FLAGS]\n"
+               "Train a Vision Transformer (timm layout) with AdamW, warmup + cosine, label smoothing.\n");
+    for (size_t k = 0; k < N_FLAGS; k++) {
+        const flag_def *d = &flags[k];
+        if (d->section) fprintf(f, "\n%s\n", d->section);
+        char head[64];
+        snprintf(head, sizeof head, "%s%s%s", d->name, d->metavar ? " " : "", d->metavar ? d->metavar : "");
+        /* the help text: first line beside the flag (column 23), the rest below it */
+        const char *h = d->help;
+        int first = (int)strcspn(h, "\n");
+        if (strlen(head) > 20) fprintf(f, "  %s\n  %-20s %.*s\n", head, "", first, h);
+        else fprintf(f, "  %-20s %.*s\n", head, first, h);
+        for (h += first; *h == '\n';) {
+            h++;
+            int len = (int)strcspn(h, "\n");
+            fprintf(f, "  %-20s %.*s\n", "", len, h);
+            h += len;
+        }
+    }
+    fprintf(f, "  %-20s %s\n", "--help", "this text");
+}
+
+/* usage error naming the flag: exit status 2 */
+static void bad_flag(const char *flag, const char *fmt, ...) {
+    va_list ap; va_start(ap, fmt);
+    fprintf(stderr, "train: %s: ", flag);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n(see ./train --help)\n");
+    va_end(ap);
+    exit(2);
+}
+
+static int64_t parse_int(const char *flag, const char *v, double lo, double hi) {
+    char *end; errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno || end == v || *end) bad_flag(flag, "expected an integer, got '%s'", v);
+    if ((double)x < lo || (double)x > hi) bad_flag(flag, "%lld is out of range [%.0f, %.0f]", x, lo, hi);
+    return x;
+}
+
+static double parse_real(const char *flag, const char *v, double lo, double hi) {
+    char *end; errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || *end || !isfinite(x)) bad_flag(flag, "expected a number, got '%s'", v);
+    if (x < lo || x > hi) bad_flag(flag, "%g is out of range [%g, %g]", x, lo, hi);
+    return x;
+}
+
+/* v is one of "a|b/c" (everything after '/' accepted, not listed in messages) */
+static bool is_choice(const char *choices, const char *v) {
+    size_t n = strlen(v);
+    for (const char *c = choices; *c;) {
+        size_t len = strcspn(c, "|/");
+        if (len == n && !strncmp(c, v, n)) return true;
+        c += len + (c[len] != 0);
+    }
+    return false;
+}
+
+static void set_flag(options *o, const flag_def *d, const char *v) {
+    char *field = (char *)o + d->offset;
+    switch (d->kind) {
+    case F_SWITCH: *(bool *)field = true; break;
+    case F_INT: *(int *)field = (int)parse_int(d->name, v, d->lo, d->hi); break;
+    case F_I64: *(int64_t *)field = parse_int(d->name, v, d->lo, d->hi); break;
+    case F_U64: *(uint64_t *)field = (uint64_t)parse_int(d->name, v, d->lo, d->hi); break;
+    case F_REAL: *(double *)field = parse_real(d->name, v, d->lo, d->hi); break;
+    case F_STR: *(const char **)field = v; break;
+    case F_CHOICE: {
+        if (!is_choice(d->choices, v)) {
+            char listed[256]; size_t k = 0;          /* "a|b/c" -> "a, b" */
+            for (const char *c = d->choices; *c && *c != '/' && k + 3 < sizeof listed; c++) {
+                if (*c == '|') { listed[k++] = ','; listed[k++] = ' '; } else listed[k++] = *c;
+            }
+            listed[k] = 0;
+            bad_flag(d->name, "unknown %s '%s' (%s)", d->name + 2, v, listed);
+        }
+        *(const char **)field = v;
+        break;
+    }
+    case F_WARMUP: {                 /* N, Ns (steps) or Ne (epochs) */
+        char buf[64]; snprintf(buf, sizeof buf, "%s", v);
+        size_t n = strlen(buf);
+        o->warmup_unit = UNIT_DEFAULT;
+        if (n && (buf[n - 1] == 's' || buf[n - 1] == 'e')) { o->warmup_unit = buf[n - 1] == 's' ? UNIT_STEPS : UNIT_EPOCHS; buf[n - 1] = 0; }
+        *(double *)field = parse_real(d->name, buf, d->lo, d->hi);
+        break;
+    }
+    }
+}
+
+/* the preset named by --model (or the dataset's default) with the model flags applied */
+static void resolve_model(options *o) {
+    if (!o->model) o->model = !strcmp(o->dataset, "fashion-mnist") || !strcmp(o->dataset, "mnist") ? "vit-mnist"
+                            : !strcmp(o->dataset, "imagefolder") ? "vit-tiny-in64" : "vit-tiny-cifar";
+    if (!vg_vit_preset(o->model, &o->vit)) {
+        char names[256] = "";
+        for (int k = 0; vg_vit_preset_names[k]; k++) { strcat(names, k ? ", " : ""); strcat(names, vg_vit_preset_names[k]); }
+        bad_flag("--model", "unknown preset '%s' (%s)", o->model, names);
+    }
+    vg_vit_config *c = &o->vit;
+    if (o->ov.img) c->img_size = (int)parse_int("--img-size", o->ov.img, 1, 4096);
+    if (o->ov.patch) c->patch_size = (int)parse_int("--patch", o->ov.patch, 1, 4096);
+    if (o->ov.dim) c->embed_dim = (int)parse_int("--dim", o->ov.dim, 1, 65536);
+    if (o->ov.depth) c->depth = (int)parse_int("--depth", o->ov.depth, 0, 1000);
+    if (o->ov.heads) c->num_heads = (int)parse_int("--heads", o->ov.heads, 1, 1024);
+    if (o->ov.mlp) c->mlp_ratio = parse_real("--mlp-ratio", o->ov.mlp, 0.01, 64);
+    if (o->ov.drop) c->drop_rate = parse_real("--drop", o->ov.drop, 0, 0.99);
+    if (o->ov.attn_drop) c->attn_drop_rate = parse_real("--attn-drop", o->ov.attn_drop, 0, 0.99);
+    if (o->ov.pool) {
+        if (!strcmp(o->ov.pool, "cls")) c->pool = VG_VIT_POOL_CLS;
+        else if (!strcmp(o->ov.pool, "mean")) c->pool = VG_VIT_POOL_MEAN;
+        else bad_flag("--pool", "expected cls or mean, got '%s'", o->ov.pool);
+    }
+    if (o->ov.pos) {
+        if (!strcmp(o->ov.pos, "learned")) c->pos_embed = VG_VIT_POS_LEARNED;
+        else if (!strcmp(o->ov.pos, "sincos2d")) c->pos_embed = VG_VIT_POS_SINCOS2D;
+        else bad_flag("--pos", "expected learned or sincos2d, got '%s'", o->ov.pos);
+    }
+    if (!vg_vit_config_check(c)) bad_flag("--model", "invalid model configuration: %s", vg_error());
+}
+
+options vg_options_parse(int argc, char **argv) {
+    options o = {0};
+    o.dataset = "cifar10"; o.out = "runs/last"; o.epochs = 30; o.batch = 128;
+    o.lr = 1e-3; o.wd = 0.05; o.min_lr = 1e-5; o.label_smoothing = 0.1; o.clip = 1.0;
+    o.warmup = -1; o.eval_every = 1; o.save_every = 1; o.log_every = 50;
+    o.threads = 0; o.loader_threads = 1; o.interp_name = "bicubic"; o.aug = "auto";
+    for (int i = 1; i < argc; i++) {
+        const char *f = argv[i];
+        if (!strcmp(f, "--help") || !strcmp(f, "-h")) { vg_options_usage(stdout); exit(0); }
+        if (strncmp(f, "--", 2)) bad_flag(f, "unexpected argument (flags start with --)");
+        const flag_def *d = NULL;
+        for (size_t k = 0; k < N_FLAGS && !d; k++) if (!strcmp(f, flags[k].name)) d = &flags[k];
+        if (!d) bad_flag(f, "unknown flag");
+        if (d->kind == F_SWITCH) { set_flag(&o, d, NULL); continue; }
+        if (i + 1 >= argc) bad_flag(f, "needs a value");
+        set_flag(&o, d, argv[++i]);
+    }
+    if (o.resume && o.init) bad_flag("--init", "cannot be combined with --resume");
+    if (o.profile && !o.bench) bad_flag("--profile", "needs --bench N (it profiles the benchmark's steps)");
+    o.interp = !strcmp(o.interp_name, "bilinear") ? VG_INTERP_BILINEAR : VG_INTERP_BICUBIC;
+    resolve_model(&o);
+    if (o.min_lr > o.lr) bad_flag("--min-lr", "%g is above --lr %g", o.min_lr, o.lr);
+    o.every_in_steps = o.steps > 0;
+    return o;
+}

@@ -1,0 +1,85 @@
+/* run/ — the pieces of a training run that ./train wires together: the flags (one table that also
+ * prints --help), the trainer's state, one training step and --bench, evaluation, and the
+ * checkpoint pair (model.safetensors + train_state.safetensors) it saves and resumes from.
+ *
+ * train.c owns the loop, logging and the order of things; everything here is callable from a
+ * test. Functions that can fail return 0 / a value and write a one-line message naming the file
+ * and the problem into `err` (RUN_ERRLEN bytes). The exception is vg_options_parse, the program's
+ * command line: a usage error prints the flag and the problem and exits with status 2. */
+#ifndef VG_RUN_H
+#define VG_RUN_H
+
+#include "data/data.h"
+#include "optim/optim.h"
+#include "vit/vit.h"
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define RUN_ERRLEN 1024
+
+/* ------------------------------------------------------------------ options (run/options.c) */
+typedef enum { UNIT_DEFAULT, UNIT_STEPS, UNIT_EPOCHS } run_unit;
+
+typedef struct {
+    const char *dataset, *data, *model, *out, *resume, *init;
+    vg_vit_config vit;           /* the preset with the model overrides applied */
+    int epochs; int64_t steps;
+    int batch;
+    double lr, wd, min_lr, label_smoothing, clip;
+    double warmup;               /* < 0: default (10% of training) */
+    run_unit warmup_unit;
+    int64_t eval_every, save_every, log_every; bool every_in_steps;
+    uint64_t seed;
+    int threads, loader_threads;
+    bool eval_only, trace_shapes, profile, full_last_block;
+    int bench;
+    int64_t stop_at;
+    vg_interp_mode interp;
+    const char *aug;
+    /* model overrides as given (applied to the preset after parsing) */
+    struct { const char *img, *patch, *dim, *depth, *heads, *mlp, *pool, *pos, *drop, *attn_drop; } ov;
+    const char *interp_name;
+} options;
+
+options vg_options_parse(int argc, char **argv);     /* exits 2 on a usage error, 0 after --help */
+void    vg_options_usage(FILE *f);                    /* --help: generated from the flag table */
+
+/* ------------------------------------------------------------------ the trainer */
+typedef struct {
+    vg_vit model;
+    vg_params params;           /* trainable (optimizer order) */
+    vg_params state_dict;       /* every tensor saved in model.safetensors */
+    vg_adamw *opt;
+    vg_rng dropout_rng;
+    int64_t step;
+    double wall_offset;         /* training seconds before this process (resume) */
+} trainer;
+
+double run_now_s(void);                               /* monotonic seconds */
+long   run_peak_rss_mib(void);
+
+/* ------------------------------------------------------------------ checkpoints (run/train_state.c) */
+/* write OUT/checkpoints/step-N/{model,train_state}.safetensors and switch `latest` atomically */
+int trainer_save_checkpoint(trainer *t, const options *o, const vg_lr_schedule *sched, vg_loader *loader,
+                            double wall, char *err);
+/* restore optimizer moments, step, dropout RNG and the loader position from a train_state file */
+int trainer_load_state(trainer *t, const char *path, vg_loader_state *ls, int batch, char *err);
+/* load weights from a model.safetensors; resize pos_embed when its grid differs from the model's */
+int trainer_load_weights(trainer *t, const char *path, vg_interp_mode interp, bool strict, char *err);
+
+/* ------------------------------------------------------------------ evaluation (run/evaluate.c) */
+typedef struct { double loss, acc; int64_t n; int64_t *confusion; int classes; } eval_result;
+
+/* the model in eval mode over a whole split; *ok false (and err set) on failure. Free .confusion. */
+eval_result trainer_evaluate(trainer *t, const vg_dataset *test, int batch, int loader_threads, char *err, bool *ok);
+void        eval_report_print(const eval_result *r, const vg_dataset *d, FILE *f);
+
+/* ------------------------------------------------------------------ one step, --bench (run/step.c) */
+vg_tensor *batch_tensor(const vg_batch *b);           /* the batch's pixels as an arena tensor */
+/* forward, loss, backward, clip, AdamW at lr; returns the loss (NaN/Inf: no update was made);
+ * *correct gets the batch's top-1 hits, *gnorm the gradient norm before clipping */
+double trainer_step(trainer *t, const options *o, const vg_batch *b, double lr, int64_t *correct, double *gnorm);
+int    trainer_bench(trainer *t, const options *o);  /* --bench N: time N steps on random data */
+
+#endif

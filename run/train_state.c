@@ -1,0 +1,138 @@
+/* train_state.c — the checkpoint pair of a run: model.safetensors (the state dict in timm's names,
+ * the model config as metadata: loads into PyTorch) and train_state.safetensors (AdamW moments,
+ * step, dropout RNG, loader position, wall time and the run's hyperparameters), written together
+ * and switched atomically by checkpoint/. Resume restores all of it, so a resumed run continues
+ * with exactly the numbers of an uninterrupted one. */
+#include "checkpoint/checkpoint.h"
+#include "checkpoint/model_meta.h"
+#include "run/run.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ERRLEN RUN_ERRLEN
+
+static void rng_to_i64(const vg_rng *r, int64_t out[4]) { memcpy(out, r->s, sizeof r->s); }
+static void rng_from_i64(vg_rng *r, const int64_t in[4]) { memcpy(r->s, in, sizeof r->s); }
+
+int trainer_save_checkpoint(trainer *t, const options *o, const vg_lr_schedule *sched, vg_loader *loader, double wall, char *err) {
+    vg_st_writer *mw = vg_st_writer_new(), *sw = vg_st_writer_new();
+    int rc = -1;
+    char v[64];
+    int64_t step = t->step, rng[4], lrng[4], lpos[2];
+    vg_loader_state ls = vg_loader_state_get(loader);
+    rng_to_i64(&t->dropout_rng, rng);
+    rng_to_i64(&ls.rng, lrng);
+    lpos[0] = (int64_t)ls.epoch; lpos[1] = (int64_t)ls.index;
+    if (vg_params_to_writer(&t->state_dict, mw, err, ERRLEN)) goto done;
+    vg_vit_config_to_meta(&t->model.cfg, mw, err, ERRLEN);
+    vg_st_writer_meta(mw, "format", "pt", err, ERRLEN);       /* what timm/HF tooling expects */
+    for (int i = 0; i < t->params.n; i++) {
+        char name[200];
+        const vg_tensor *m = t->opt->exp_avg[i], *s = t->opt->exp_avg_sq[i];
+        snprintf(name, sizeof name, "optimizer.exp_avg.%s", t->params.items[i].name);
+        if (vg_st_writer_add(sw, name, VG_ST_F32, m->ndim, m->shape, vg_data(m), sizeof(real) * (size_t)vg_numel(m), err, ERRLEN)) goto done;
+        snprintf(name, sizeof name, "optimizer.exp_avg_sq.%s", t->params.items[i].name);
+        if (vg_st_writer_add(sw, name, VG_ST_F32, s->ndim, s->shape, vg_data(s), sizeof(real) * (size_t)vg_numel(s), err, ERRLEN)) goto done;
+    }
+    int64_t one = 1, four = 4, two = 2;
+    if (vg_st_writer_add(sw, "state.step", VG_ST_I64, 1, &one, &step, 8, err, ERRLEN) ||
+        vg_st_writer_add(sw, "state.dropout_rng", VG_ST_I64, 1, &four, rng, 32, err, ERRLEN) ||
+        vg_st_writer_add(sw, "loader.position", VG_ST_I64, 1, &two, lpos, 16, err, ERRLEN) ||
+        vg_st_writer_add(sw, "loader.rng", VG_ST_I64, 1, &four, lrng, 32, err, ERRLEN)) goto done;
+    vg_vit_config_to_meta(&t->model.cfg, sw, err, ERRLEN);
+    vg_st_writer_meta(sw, "format", "vitgrad-train-state/1", err, ERRLEN);
+    snprintf(v, sizeof v, "%.6f", wall); vg_st_writer_meta(sw, "wall_time", v, err, ERRLEN);
+    snprintf(v, sizeof v, "%llu", (unsigned long long)o->seed); vg_st_writer_meta(sw, "seed", v, err, ERRLEN);
+    vg_st_writer_meta(sw, "dataset", o->dataset, err, ERRLEN);
+    snprintf(v, sizeof v, "%d", o->batch); vg_st_writer_meta(sw, "batch", v, err, ERRLEN);
+    /* the rest of the training configuration, for the record (resume takes flags from the command line) */
+    const struct { const char *key; double value; } hyper[] = {
+        {"train.lr", o->lr}, {"train.weight_decay", o->wd}, {"train.min_lr", o->min_lr},
+        {"train.warmup_steps", (double)sched->warmup_steps}, {"train.total_steps", (double)sched->total_steps},
+        {"train.label_smoothing", o->label_smoothing}, {"train.clip", o->clip},
+        {"train.epochs", o->steps > 0 ? 0 : o->epochs}, {"train.steps", (double)o->steps},
+    };
+    for (size_t k = 0; k < sizeof hyper / sizeof hyper[0]; k++) {
+        snprintf(v, sizeof v, "%.17g", hyper[k].value);
+        vg_st_writer_meta(sw, hyper[k].key, v, err, ERRLEN);
+    }
+    vg_st_writer_meta(sw, "train.aug", o->aug, err, ERRLEN);
+    rc = vg_checkpoint_save(o->out, t->step, mw, sw, err, ERRLEN);
+done:
+    vg_st_writer_free(mw); vg_st_writer_free(sw);
+    return rc;
+}
+
+static int read_i64s(const vg_st_file *f, const char *name, int64_t *out, size_t n, const char *path, char *err) {
+    char e2[ERRLEN];
+    if (vg_st_read_i64(f, name, out, n, e2, sizeof e2)) { snprintf(err, ERRLEN, "%.400s: %.600s", path, e2); return -1; }
+    return 0;
+}
+
+
+int trainer_load_state(trainer *t, const char *path, vg_loader_state *ls, int batch, char *err) {
+    char e2[ERRLEN];
+    vg_st_file *f = vg_st_open(path, err, ERRLEN);
+    if (!f) return -1;
+    int rc = -1;
+    const char *fmt = vg_st_meta(f, "format");
+    if (!fmt || strcmp(fmt, "vitgrad-train-state/1")) { snprintf(err, ERRLEN, "%.400s: not a vitgrad train state (format %.100s)", path, fmt ? fmt : "missing"); goto done; }
+    const char *b = vg_st_meta(f, "batch");
+    if (b && atoi(b) != batch) { snprintf(err, ERRLEN, "%.400s: saved with --batch %.20s, resumed with --batch %d (the loader position would not match)", path, b, batch); goto done; }
+    vg_params moments = {0};
+    for (int i = 0; i < t->params.n; i++) {
+        char name[200];
+        snprintf(name, sizeof name, "exp_avg.%s", t->params.items[i].name);
+        vg_params_add(&moments, NULL, name, t->opt->exp_avg[i], false);
+        snprintf(name, sizeof name, "exp_avg_sq.%s", t->params.items[i].name);
+        vg_params_add(&moments, NULL, name, t->opt->exp_avg_sq[i], false);
+    }
+    int lrc = vg_params_load(&moments, f, "optimizer.", true, NULL, e2, sizeof e2);
+    vg_params_free(&moments);
+    if (lrc) { snprintf(err, ERRLEN, "%.400s: %.600s", path, e2); goto done; }
+    int64_t step, rng[4], lpos[2], lrng[4];
+    if (read_i64s(f, "state.step", &step, 1, path, err) || read_i64s(f, "state.dropout_rng", rng, 4, path, err) ||
+        read_i64s(f, "loader.position", lpos, 2, path, err) || read_i64s(f, "loader.rng", lrng, 4, path, err)) goto done;
+    if (step < 0 || lpos[0] < 0 || lpos[1] < 0) { snprintf(err, ERRLEN, "%.400s: negative step or loader position", path); goto done; }
+    t->step = step; t->opt->step = step;
+    rng_from_i64(&t->dropout_rng, rng);
+    ls->epoch = (uint64_t)lpos[0]; ls->index = (uint64_t)lpos[1];
+    rng_from_i64(&ls->rng, lrng);
+    const char *wt = vg_st_meta(f, "wall_time");
+    t->wall_offset = wt ? strtod(wt, NULL) : 0;
+    rc = 0;
+done:
+    vg_st_close(f);
+    return rc;
+}
+
+
+int trainer_load_weights(trainer *t, const char *path, vg_interp_mode interp, bool strict, char *err) {
+    char e2[ERRLEN];
+    vg_st_file *f = vg_st_open(path, err, ERRLEN);
+    if (!f) return -1;
+    int rc = -1;
+    const vg_st_tensor *pe = vg_st_find(f, "pos_embed");
+    const char *skip[2] = {NULL, NULL};
+    int64_t D = t->model.cfg.embed_dim, want_rows = (int64_t)vg_vit_num_patches(&t->model.cfg) + 1;
+    if (pe && pe->ndim == 3 && pe->shape[2] == D && pe->shape[1] != want_rows) {
+        int64_t n = pe->shape[1] - 1, g = (int64_t)llround(sqrt((double)n));
+        if (g * g != n) { snprintf(err, ERRLEN, "%.400s: pos_embed has %lld patch rows, not a square grid", path, (long long)n); goto done; }
+        vg_tensor *src = vg_empty(VG_DIMS(1, pe->shape[1], D));
+        if (vg_st_read_tensor(f, "pos_embed", src, e2, sizeof e2)) { snprintf(err, ERRLEN, "%.1000s", e2); goto done; }
+        vg_tensor *r = vg_resize_pos_embed(src, (int)g, (int)g, t->model.grid_h, t->model.grid_w, interp);
+        if (!r) { snprintf(err, ERRLEN, "%.400s: resizing pos_embed: %.500s", path, vg_error()); goto done; }
+        vg_copy_raw(t->model.pos_embed, r);
+        printf("pos_embed: resized %lldx%lld -> %dx%d (%s)\n", (long long)g, (long long)g, t->model.grid_h, t->model.grid_w,
+               interp == VG_INTERP_BICUBIC ? "bicubic" : "bilinear");
+        skip[0] = "pos_embed";
+    }
+    if (vg_params_load(&t->state_dict, f, "", strict, skip, e2, sizeof e2)) { snprintf(err, ERRLEN, "%.400s: %.600s", path, e2); goto done; }
+    rc = 0;
+done:
+    vg_st_close(f);
+    vg_arena_reset();
+    return rc;
+}
+
