@@ -135,6 +135,7 @@ reference:
 	/usr/bin/python3 tests/reference/make_nn_reference.py
 	/usr/bin/python3 tests/reference/make_vit_reference.py
 	/usr/bin/python3 tests/reference/make_train_reference.py
+	/usr/bin/python3 tests/reference/make_regularization_reference.py
 
 # ---- benchmarks (not tests)
 $(B)/gemm_bench: bench/gemm_bench.c tensor/gemm.c tensor/gemm.h

@@ -64,6 +64,13 @@ static void remove_step_dir(const char *path) {
 
 int vg_checkpoint_save(const char *out_dir, int64_t step, const vg_st_writer *model,
                        const vg_st_writer *state, char *err, size_t errlen) {
+    const char *names[2] = {"model.safetensors", "train_state.safetensors"};
+    const vg_st_writer *writers[2] = {model, state};
+    return vg_checkpoint_save_files(out_dir, step, 2, names, writers, err, errlen);
+}
+
+int vg_checkpoint_save_files(const char *out_dir, int64_t step, int n, const char *const *names,
+                             const vg_st_writer *const *writers, char *err, size_t errlen) {
     char ckdir[2048], stepdir[2400], rel[256], path[4096], prev_rel[256] = "";
     if (strlen(out_dir) > 2000) { snprintf(err, errlen, "%.100s…: output directory path too long", out_dir); return -1; }
     snprintf(ckdir, sizeof ckdir, "%s/checkpoints", out_dir);
@@ -71,10 +78,11 @@ int vg_checkpoint_save(const char *out_dir, int64_t step, const vg_st_writer *mo
     snprintf(rel, sizeof rel, "checkpoints/step-%08lld", (long long)step);
     snprintf(stepdir, sizeof stepdir, "%s/%s", out_dir, rel);
     if (mkdir_p(stepdir, err, errlen)) return -1;
-    snprintf(path, sizeof path, "%s/model.safetensors", stepdir);
-    if (vg_st_write(model, path, err, errlen)) return -1;
-    snprintf(path, sizeof path, "%s/train_state.safetensors", stepdir);
-    if (vg_st_write(state, path, err, errlen)) return -1;
+    for (int i = 0; i < n; i++) {
+        if (strlen(names[i]) > 200 || strchr(names[i], '/')) { snprintf(err, errlen, "checkpoint file name '%.200s' is not a plain name", names[i]); return -1; }
+        snprintf(path, sizeof path, "%s/%s", stepdir, names[i]);
+        if (vg_st_write(writers[i], path, err, errlen)) return -1;
+    }
     if (fsync_path(stepdir) || fsync_path(ckdir)) { snprintf(err, errlen, "%s: fsync failed: %s", stepdir, strerror(errno)); return -1; }
     const char *crash = getenv("VG_CKPT_CRASH_BEFORE_SWITCH");
     if (crash && *crash && strcmp(crash, "0")) {
@@ -87,8 +95,7 @@ int vg_checkpoint_save(const char *out_dir, int64_t step, const vg_st_writer *mo
     prev_rel[len > 0 ? len : 0] = 0;
     if (switch_symlink(out_dir, "latest", rel, err, errlen)) return -1;
     /* the stable names users load: created once, they follow `latest` */
-    const char *names[2] = {"model.safetensors", "train_state.safetensors"};
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < n; i++) {
         char target[256];
         snprintf(path, sizeof path, "%s/%s", out_dir, names[i]);
         snprintf(target, sizeof target, "latest/%s", names[i]);

@@ -5,6 +5,7 @@
  *   OUT/checkpoints/step-00000500/train_state.safetensors  AdamW moments, step, RNG, loader, config
  *   OUT/latest -> checkpoints/step-00000500                the current pair (a symlink)
  *   OUT/model.safetensors -> latest/model.safetensors      what users load (also train_state)
+ *   (with --model-ema also model_ema.safetensors: the weight average, same keys as model)
  * Both files of a new step are written (temp file, fsync, rename) into a fresh directory, which is
  * fsynced; then `latest` is replaced by one rename(2) and OUT is fsynced. A crash at any moment
  * leaves `latest` on a complete, matching pair: the old one or the new one. */
@@ -18,6 +19,11 @@
  * switch, as a crash there would. */
 int vg_checkpoint_save(const char *out_dir, int64_t step, const vg_st_writer *model,
                        const vg_st_writer *state, char *err, size_t errlen);
+/* The same for any set of files written together (e.g. model, train_state and model_ema): each
+ * OUT/checkpoints/step-N/<name> is written before the one `latest` switch, and OUT/<name> is a
+ * symlink to latest/<name>. names are plain file names. */
+int vg_checkpoint_save_files(const char *out_dir, int64_t step, int n, const char *const *names,
+                             const vg_st_writer *const *writers, char *err, size_t errlen);
 
 /* --resume / --init argument → the two file paths. `path` may be an OUT directory (uses latest/),
  * a step directory holding the two files, or a model/train_state .safetensors file (its sibling is

@@ -13,6 +13,7 @@ int vg_vit_config_to_meta(const vg_vit_config *c, vg_st_writer *w, char *err, si
     META_I("num_classes", c->num_classes); META_I("embed_dim", c->embed_dim); META_I("depth", c->depth);
     META_I("num_heads", c->num_heads); META_D("mlp_ratio", c->mlp_ratio); META_I("qkv_bias", c->qkv_bias);
     META_D("drop_rate", c->drop_rate); META_D("attn_drop_rate", c->attn_drop_rate);
+    META_D("drop_path_rate", c->drop_path_rate);
     rc |= vg_st_writer_meta(w, "model.pool", c->pool == VG_VIT_POOL_MEAN ? "mean" : "cls", err, errlen);
     rc |= vg_st_writer_meta(w, "model.pos_embed", c->pos_embed == VG_VIT_POS_SINCOS2D ? "sincos2d" : "learned", err, errlen);
     META_D("norm_eps", c->norm_eps);
@@ -34,6 +35,7 @@ int vg_vit_config_from_meta(const vg_st_file *f, vg_vit_config *c, const char *p
     GET_I("num_classes", num_classes); GET_I("embed_dim", embed_dim); GET_I("depth", depth);
     GET_I("num_heads", num_heads); GET_D("mlp_ratio", mlp_ratio); GET_I("qkv_bias", qkv_bias);
     GET_D("drop_rate", drop_rate); GET_D("attn_drop_rate", attn_drop_rate); GET_D("norm_eps", norm_eps);
+    GET_D("drop_path_rate", drop_path_rate);
     if ((v = vg_st_meta(f, "model.pool"))) c->pool = !strcmp(v, "mean") ? VG_VIT_POOL_MEAN : VG_VIT_POOL_CLS;
     if ((v = vg_st_meta(f, "model.pos_embed"))) c->pos_embed = !strcmp(v, "sincos2d") ? VG_VIT_POS_SINCOS2D : VG_VIT_POS_LEARNED;
     #undef GET_I

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include "tensor/real.h"
 #include "tensor/rng.h"
+#include "data/augment.h"
 
 #define VG_DATA_ERRLEN 512
 
@@ -126,6 +127,10 @@ typedef struct vg_loader_config {
                             lo = n·shard/n_shards, hi = n·(shard+1)/n_shards for a batch of n.
                             Order, augmentation and position are global: the same sample gets
                             the same pixels for any n_shards. Training needs n_shards | batch. */
+    /* train mode, after the crop and flip (timm's order; data/augment.h): */
+    int randaugment;     /* 1: RandAugment `ra` on the uint8 crop (fill: the dataset mean) */
+    vg_randaugment_config ra;
+    double reprob;       /* random erasing probability on the normalised image (0 = off) */
 } vg_loader_config;
 vg_loader_config vg_loader_config_default(void); /* batch 128, train, 2 threads, prefetch 3 */
 

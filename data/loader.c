@@ -13,6 +13,7 @@
 #include "data/internal.h"
 #include <pthread.h>
 #include <sched.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -28,6 +29,7 @@ typedef struct slot {
     perm *p;            /* NULL: dataset order (eval) */
     real *x;
     int32_t *y;
+    uint8_t *u8;        /* RandAugment: the uint8 image and the ops' scratch, 2·C·S·S */
 } slot;
 
 struct vg_loader {
@@ -51,18 +53,7 @@ struct vg_loader {
     uint64_t calls;
 };
 
-/* ---- deterministic generators ---- */
-static uint64_t mix64(uint64_t z) {
-    z ^= z >> 30; z *= 0xbf58476d1ce4e5b9ULL;
-    z ^= z >> 27; z *= 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-static vg_rng derive(const vg_rng *root, uint64_t a, uint64_t b) {
-    uint64_t k = mix64(root->s[0] ^ mix64(a + 0x9e3779b97f4a7c15ULL));
-    k = mix64(k ^ root->s[1] ^ mix64(b + 0x632be59bd9b4e019ULL));
-    k ^= mix64(root->s[2] + 0x2545f4914f6cdd1dULL * root->s[3]);
-    return vg_rng_seed(k);
-}
+/* ---- deterministic generators: vg_rng_derive(root, epoch, sample) (tensor/rng.c) ---- */
 #define PERM_TAG UINT64_MAX   /* b for the epoch order; sample indices are < 2^31 */
 
 static perm *perm_new(const vg_rng *root, uint64_t epoch, int n) {
@@ -72,7 +63,7 @@ static perm *perm_new(const vg_rng *root, uint64_t epoch, int n) {
     if (!p->idx) { free(p); return NULL; }
     p->epoch = epoch; p->refs = 1;
     for (int i = 0; i < n; i++) p->idx[i] = i;
-    vg_rng r = derive(root, epoch, PERM_TAG);
+    vg_rng r = vg_rng_derive(root, epoch, PERM_TAG);
     for (int i = n - 1; i > 0; i--) {      /* Fisher-Yates */
         int j = (int)vg_rng_below(&r, (uint32_t)i + 1);
         int32_t t = p->idx[i]; p->idx[i] = p->idx[j]; p->idx[j] = t;
@@ -122,32 +113,33 @@ static int assign(vg_loader *L, slot *s) {
     return 0;
 }
 
-static void transform_one(const vg_loader *L, const slot *s, int sample, real *out) {
+/* the crop and flip of a training sample (or the eval transform) into out, normalised with
+ * (mean, std) or as x/255 when mean == NULL; r: the sample's generator */
+static void crop_one(const vg_loader *L, vg_rng *rp, int sample, real *out, const float *mean, const float *std) {
     const vg_dataset *d = L->d;
     const vg_loader_config *c = &L->cfg;
     int h, w;
     const uint8_t *img = vg_dataset_image(d, sample, &h, &w);
-    if (!c->train) {
-        if (h == L->S && w == L->S) vg_pad_crop_flip(img, L->C, h, w, 0, 0, 0, 0, out, L->mean, L->std);
-        else vg_resize_center_crop(img, L->C, h, w, L->S, out, L->mean, L->std);
+    if (!rp) {
+        if (h == L->S && w == L->S) vg_pad_crop_flip(img, L->C, h, w, 0, 0, 0, 0, out, mean, std);
+        else vg_resize_center_crop(img, L->C, h, w, L->S, out, mean, std);
         return;
     }
-    vg_rng r = derive(&s->root, s->epoch, (uint64_t)sample);
     if (L->aug == VG_AUG_PAD_CROP) {
-        int oy = (int)vg_rng_below(&r, (uint32_t)(2 * c->crop_pad + 1));
-        int ox = (int)vg_rng_below(&r, (uint32_t)(2 * c->crop_pad + 1));
-        int flip = c->hflip && vg_rng_uniform(&r) < 0.5;
-        vg_pad_crop_flip(img, L->C, h, w, c->crop_pad, oy, ox, flip, out, L->mean, L->std);
+        int oy = (int)vg_rng_below(rp, (uint32_t)(2 * c->crop_pad + 1));
+        int ox = (int)vg_rng_below(rp, (uint32_t)(2 * c->crop_pad + 1));
+        int flip = c->hflip && vg_rng_uniform(rp) < 0.5;
+        vg_pad_crop_flip(img, L->C, h, w, c->crop_pad, oy, ox, flip, out, mean, std);
     } else if (L->aug == VG_AUG_RRC) {
         int x0, y0, bw, bh;
-        vg_rrc_params(&r, h, w, c->scale_min, c->scale_max, c->ratio_min, c->ratio_max, &x0, &y0, &bw, &bh);
-        int flip = c->hflip && vg_rng_uniform(&r) < 0.5;
-        vg_resample_box(img, L->C, h, w, x0, y0, bw, bh, out, L->S, L->S, flip, L->mean, L->std);
+        vg_rrc_params(rp, h, w, c->scale_min, c->scale_max, c->ratio_min, c->ratio_max, &x0, &y0, &bw, &bh);
+        int flip = c->hflip && vg_rng_uniform(rp) < 0.5;
+        vg_resample_box(img, L->C, h, w, x0, y0, bw, bh, out, L->S, L->S, flip, mean, std);
     } else {  /* NONE: eval geometry, flip only */
-        int flip = c->hflip && vg_rng_uniform(&r) < 0.5;
-        if (h == L->S && w == L->S) vg_pad_crop_flip(img, L->C, h, w, 0, 0, 0, flip, out, L->mean, L->std);
+        int flip = c->hflip && vg_rng_uniform(rp) < 0.5;
+        if (h == L->S && w == L->S) vg_pad_crop_flip(img, L->C, h, w, 0, 0, 0, flip, out, mean, std);
         else {
-            vg_resize_center_crop(img, L->C, h, w, L->S, out, L->mean, L->std);
+            vg_resize_center_crop(img, L->C, h, w, L->S, out, mean, std);
             if (flip)
                 for (int ch = 0; ch < L->C; ch++)
                     for (int y = 0; y < L->S; y++) {
@@ -156,6 +148,24 @@ static void transform_one(const vg_loader *L, const slot *s, int sample, real *o
                     }
         }
     }
+}
+
+/* a sample as the model sees it: crop and flip; RandAugment on the uint8 crop; normalise; random
+ * erasing. Every draw comes from the sample's own generator derived from (root, epoch, sample). */
+static void transform_one(const vg_loader *L, const slot *s, int sample, real *out) {
+    const vg_loader_config *c = &L->cfg;
+    if (!c->train) { crop_one(L, NULL, sample, out, L->mean, L->std); return; }
+    vg_rng r = vg_rng_derive(&s->root, s->epoch, (uint64_t)sample);
+    if (!c->randaugment) crop_one(L, &r, sample, out, L->mean, L->std);
+    else {
+        uint8_t *img = s->u8, fill[3];
+        crop_one(L, &r, sample, out, NULL, NULL);                     /* x/255 */
+        for (size_t i = 0; i < L->elems; i++) img[i] = (uint8_t)lrint((double)out[i] * 255.0);
+        for (int ch = 0; ch < L->C && ch < 3; ch++) fill[ch] = (uint8_t)lrint(255.0 * L->d->mean[ch]);
+        vg_randaugment_apply(&c->ra, img, L->C, L->S, L->S, fill, &r, img + L->elems);
+        vg_pad_crop_flip(img, L->C, L->S, L->S, 0, 0, 0, 0, out, L->mean, L->std);
+    }
+    if (c->reprob > 0) vg_random_erasing(out, L->C, L->S, L->S, c->reprob, &r);
 }
 
 static void fill(const vg_loader *L, slot *s) {
@@ -212,7 +222,7 @@ void vg_loader_free(vg_loader *L) {
     pthread_cond_broadcast(&L->cv_work);
     pthread_mutex_unlock(&L->mu);
     for (int i = 0; i < L->n_started; i++) pthread_join(L->threads[i], NULL);
-    for (int i = 0; i < L->nslots && L->slots; i++) { free(L->slots[i].x); free(L->slots[i].y); perm_release(L->slots[i].p); }
+    for (int i = 0; i < L->nslots && L->slots; i++) { free(L->slots[i].x); free(L->slots[i].y); free(L->slots[i].u8); perm_release(L->slots[i].p); }
     perm_release(L->cur_perm);
     free(L->slots); free(L->threads);
     pthread_mutex_destroy(&L->mu); pthread_cond_destroy(&L->cv_work); pthread_cond_destroy(&L->cv_ready);
@@ -243,6 +253,8 @@ vg_loader *vg_loader_new(const vg_dataset *d, const vg_loader_config *cfg, char 
     if (aug == VG_AUG_RRC && !(c.scale_min > 0 && c.scale_min <= c.scale_max && c.scale_max <= 1 && c.ratio_min > 0 && c.ratio_min <= c.ratio_max)) {
         vg__err(err, errlen, "loader: random-resized-crop needs 0 < scale_min <= scale_max <= 1 and 0 < ratio_min <= ratio_max"); return NULL;
     }
+    if (c.train && !(c.reprob >= 0 && c.reprob <= 1)) { vg__err(err, errlen, "loader: random-erasing probability %g is not in [0, 1]", c.reprob); return NULL; }
+    if (c.train && c.randaugment && d->channels != 1 && d->channels != 3) { vg__err(err, errlen, "loader: RandAugment needs 1- or 3-channel images (%s has %d)", d->path, d->channels); return NULL; }
     vg_loader *L = calloc(1, sizeof *L);
     if (!L) { vg__err(err, errlen, "out of memory"); return NULL; }
     pthread_mutex_init(&L->mu, NULL); pthread_cond_init(&L->cv_work, NULL); pthread_cond_init(&L->cv_ready, NULL);
@@ -260,7 +272,8 @@ vg_loader *vg_loader_new(const vg_dataset *d, const vg_loader_config *cfg, char 
     for (int i = 0; i < L->nslots; i++) {
         L->slots[i].x = aligned_alloc(64, xbytes);
         L->slots[i].y = malloc(per_shard * sizeof(int32_t));
-        if (!L->slots[i].x || !L->slots[i].y) goto oom;
+        if (c.randaugment) L->slots[i].u8 = malloc(2 * L->elems);
+        if (!L->slots[i].x || !L->slots[i].y || (c.randaugment && !L->slots[i].u8)) goto oom;
     }
     if (c.n_threads) {
         L->threads = calloc((size_t)c.n_threads, sizeof *L->threads);

@@ -63,6 +63,14 @@ vg_tensor *vg_attention_cross_fn(vg_tensor *q, vg_tensor *kv, int heads, double 
 /* mean over the batch of −Σ_c q_c log softmax(logits)_c, q = (1−ε)·onehot + ε/C.
  * logits (B, C), labels[B] in [0, C). Returns a scalar; error if a label is out of range. */
 vg_tensor *vg_cross_entropy_fn(vg_tensor *logits, const int32_t *labels, double label_smoothing);
+/* timm's SoftTargetCrossEntropy: mean over the batch of −Σ_c t_c log softmax(logits)_c.
+ * logits (B, C), targets (B·C values, row-major; e.g. Mixup's mixed, smoothed one-hots). */
+vg_tensor *vg_soft_cross_entropy_fn(vg_tensor *logits, const real *targets);
+/* Stochastic depth (timm's drop_path): each sample b of x (B, …) is zeroed with probability p,
+ * kept ones scaled by 1/(1−p); identity if !train or p == 0. The B draws come from rng. */
+vg_tensor *vg_drop_path_fn(vg_tensor *x, double p, bool train, vg_rng *rng);
+/* the same with a given per-sample mask (B,) of multipliers (0 or 1/keep): y[b] = x[b]·mask[b] */
+vg_tensor *vg_drop_path_masked_fn(vg_tensor *x, vg_tensor *mask);
 /* number of rows whose argmax equals the label */
 int64_t    vg_top1_correct(const vg_tensor *logits, const int32_t *labels);
 

@@ -22,6 +22,13 @@ void      vg_adamw_free(vg_adamw *opt);
  * scaled by min(1, max_norm / (total + 1e-6)). Returns the total norm before clipping. */
 double vg_clip_grad_norm(const vg_params *params, double max_norm);
 
+/* Weight EMA (timm's ModelEmaV2) between two state dicts of the same model layout (same names,
+ * sizes and order, contiguous persistent tensors): after each optimizer step
+ *   ema ← decay·ema + (1 − decay)·model   (in double, rounded once)
+ * vg_ema_copy starts the average at the model. false (vg_error() says why) if the layouts differ. */
+bool vg_ema_update(const vg_params *ema, const vg_params *model, double decay);
+bool vg_ema_copy(const vg_params *ema, const vg_params *model);
+
 /* Linear warmup from base_lr/warmup to base_lr over `warmup_steps`, then cosine decay to min_lr at
  * total_steps. Step s is 0-based (the update about to be taken). */
 typedef struct { double base_lr, min_lr; int64_t warmup_steps, total_steps; } vg_lr_schedule;

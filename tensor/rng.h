@@ -15,6 +15,9 @@ double   vg_rng_normal(vg_rng *r);              /* N(0, 1), Box–Muller, no cac
 double   vg_rng_trunc_normal(vg_rng *r, double mean, double std, double a, double b);
 /* an independent stream derived from r (used to give each worker/epoch its own generator) */
 vg_rng   vg_rng_fork(vg_rng *r);
+/* a generator that is a pure function of (root, a, b), by hashing: e.g. (seed, epoch, sample) for
+ * a sample's augmentation, (seed, step, micro-batch) for Mixup. Does not advance root. */
+vg_rng   vg_rng_derive(const vg_rng *root, uint64_t a, uint64_t b);
 
 /* The library-wide default generator used by tensor creation and init helpers. */
 vg_rng  *vg_rng_global(void);

@@ -638,11 +638,16 @@ VG_TEST(data_loader_partial_batches) {
 VG_TEST(data_loader_deterministic_across_threads) {
     char err[VG_DATA_ERRLEN];
     vg_dataset *d = toy_dataset(203, 3, 8, 8, 2);
-    for (int mode = 0; mode < 2; mode++) {
+    /* mode 0: pad-crop-flip; 1: random-resized-crop; 2: pad-crop-flip + RandAugment + erasing */
+    for (int mode = 0; mode < 3; mode++) {
         vg_loader_config cfg = vg_loader_config_default();
         cfg.batch_size = 16; cfg.seed = 1234; cfg.prefetch = 3;
         if (mode == 1) { cfg.aug = VG_AUG_RRC; cfg.image_size = 6; }
-        size_t elems = (size_t)3 * (mode ? 36 : 64);
+        if (mode == 2) {
+            cfg.randaugment = 1; cfg.reprob = 0.5;
+            REQUIRE(vg_randaugment_parse("rand-m9-mstd0.5-inc1", &cfg.ra, err, sizeof err) == 0);
+        }
+        size_t elems = (size_t)3 * (mode == 1 ? 36 : 64);
         int nb = 2 * 13 + 5;   /* two epochs (12 batches + end marker each) and into the third */
         run_t runs[3];
         int threads[3] = {0, 1, 3};

@@ -7,6 +7,7 @@
  * ≤ 1e-4. Each compared tensor prints one line: name, max abs error, max rel error. */
 #include "test.h"
 #include "nn/nn.h"
+#include "data/augment.h"
 #include "tensor/safetensors.h"
 #include <omp.h>
 #include <stdlib.h>
@@ -16,19 +17,22 @@
 #define PARITY_RTOL 1e-4
 
 /* ------------------------------------------------------------------ reference helpers */
-static vg_st_file *ref_open(void) {
+static const char *ref_path = REF_PATH;     /* the file the open reference came from */
+static vg_st_file *ref_open_file(const char *path) {
     char err[512];
-    vg_st_file *f = vg_st_open(REF_PATH, err, sizeof err);
+    ref_path = path;
+    vg_st_file *f = vg_st_open(path, err, sizeof err);
     if (!f) vg_test_fail(__FILE__, __LINE__, "cannot open the reference (run `make reference` from the repo root): %s", err);
     return f;
 }
+static vg_st_file *ref_open(void) { return ref_open_file(REF_PATH); }
 
 /* tensor `case.name` as a persistent float tensor (a leaf that requires grad if asked) */
 static vg_tensor *ref_tensor(const vg_st_file *f, const char *cs, const char *name, bool grad) {
     char key[128], err[512];
     snprintf(key, sizeof key, "%s.%s", cs, name);
     const vg_st_tensor *e = vg_st_find(f, key);
-    if (!e) { vg_test_fail(__FILE__, __LINE__, "reference tensor %s is missing from %s", key, REF_PATH); return NULL; }
+    if (!e) { vg_test_fail(__FILE__, __LINE__, "reference tensor %s is missing from %s", key, ref_path); return NULL; }
     vg_tensor *t = vg_persistent_zeros(e->ndim, e->shape);
     float *tmp = malloc(sizeof(float) * (e->numel ? e->numel : 1));
     if (vg_st_read_f32(f, key, tmp, e->numel, err, sizeof err) != 0) {
@@ -154,6 +158,92 @@ static void cross_entropy_parity(const char *cs, double eps) {
 }
 VG_TEST(nn_parity_cross_entropy) { cross_entropy_parity("cross_entropy", 0.0); }
 VG_TEST(nn_parity_cross_entropy_smoothing) { cross_entropy_parity("cross_entropy_ls", 0.1); }
+
+/* ---- regularisation: timm's SoftTargetCrossEntropy on Mixup targets, drop_path given a mask
+ * (tests/reference/make_regularization_reference.py) */
+#define REG_REF_PATH "tests/reference/regularization_reference.safetensors"
+VG_TEST(nn_parity_soft_target_cross_entropy_mixup) {
+    vg_st_file *f = ref_open_file(REG_REF_PATH);
+    REQUIRE(f);
+    vg_tensor *logits = ref_tensor(f, "soft_ce", "logits", true);
+    int64_t lab64[6]; int32_t labels[6];
+    char err[256];
+    REQUIRE(logits && vg_st_read_i64(f, "soft_ce.labels", lab64, 6, err, sizeof err) == 0);
+    for (int i = 0; i < 6; i++) labels[i] = (int32_t)lab64[i];
+    /* our mixup_target (λ 0.7, smoothing 0.1) against timm's */
+    vg_tensor *t = vg_empty(VG_DIMS(6, 10));
+    vg_mixup_targets(labels, 6, 10, 0.7, 0.1, vg_data(t));
+    ref_check(f, "soft_ce", "targets", t);
+    vg_tensor *loss = vg_soft_cross_entropy_fn(logits, vg_data(t));
+    ref_check(f, "soft_ce", "loss", loss);
+    REQUIRE(loss && vg_backward(loss, NULL));
+    ref_check(f, "soft_ce", "dlogits", logits->grad);
+    vg_tensor_free(logits);
+    vg_st_close(f);
+    vg_arena_reset();
+    ref_path = REF_PATH;
+}
+
+VG_TEST(nn_parity_drop_path_given_mask) {
+    vg_st_file *f = ref_open_file(REG_REF_PATH);
+    REQUIRE(f);
+    vg_tensor *x = ref_tensor(f, "drop_path", "x", true), *mask = ref_tensor(f, "drop_path", "mask", false);
+    vg_tensor *dy = ref_tensor(f, "drop_path", "dy", false);
+    REQUIRE(x && mask && dy);
+    vg_tensor *y = vg_drop_path_masked_fn(x, mask);
+    ref_check(f, "drop_path", "y", y);
+    REQUIRE(y && vg_backward(y, dy));
+    ref_check(f, "drop_path", "dx", x->grad);
+    vg_tensor_free(x); vg_tensor_free(mask); vg_tensor_free(dy);
+    vg_st_close(f);
+    vg_arena_reset();
+    ref_path = REF_PATH;
+}
+
+VG_TEST(nn_drop_path_per_sample_and_modes) {
+    vg_rng rng = vg_rng_seed(21);
+    vg_tensor *x = vg_persist(vg_randn(&rng, VG_DIMS(4000, 3, 2), 0, 1));
+    /* every sample is either all zero or all x/keep; about p of them are dropped */
+    vg_tensor *y = vg_drop_path_fn(x, 0.3, true, &rng);
+    REQUIRE(y);
+    int dropped = 0;
+    for (int b = 0; b < 4000; b++) {
+        int zeros = 0, scaled = 0;
+        for (int i = 0; i < 6; i++) {
+            real v = vg_data(y)[b * 6 + i], u = vg_data(x)[b * 6 + i];
+            zeros += v == 0; scaled += fabs((double)v - (double)u / 0.7) < 1e-5;
+        }
+        CHECK(zeros == 6 || scaled == 6);
+        dropped += zeros == 6;
+    }
+    CHECK_CLOSE(dropped / 4000.0, 0.3, 0.03);
+    /* eval and p = 0 are the identity (no node, no draw) */
+    vg_rng before = rng;
+    CHECK(vg_drop_path_fn(x, 0.3, false, &rng) == x && vg_drop_path_fn(x, 0.0, true, &rng) == x);
+    CHECK(!memcmp(&before, &rng, sizeof rng));
+    CHECK(vg_drop_path_fn(x, 1.0, true, &rng) == NULL);
+    CHECK(vg_drop_path_fn(x, 0.2, true, NULL) == NULL);
+    vg_tensor_free(x);
+    vg_arena_reset();
+}
+
+VG_TEST(nn_soft_target_cross_entropy_equals_hard_labels) {
+    /* one-hot targets smoothed by ε give exactly the hard-label loss and gradient */
+    vg_rng rng = vg_rng_seed(2);
+    vg_tensor *a = vg_persist(vg_randn(&rng, VG_DIMS(5, 7), 0, 2)), *b = vg_persist(a);
+    a->requires_grad = b->requires_grad = true;
+    int32_t y[5] = {0, 6, 3, 3, 1};
+    real t[35];
+    vg_mixup_targets(y, 5, 7, 1.0, 0.1, t);
+    vg_tensor *la = vg_cross_entropy_fn(a, y, 0.1), *lb = vg_soft_cross_entropy_fn(b, t);
+    REQUIRE(la && lb && vg_backward(la, NULL) && vg_backward(lb, NULL));
+    CHECK_CLOSE(vg_item(la), vg_item(lb), 1e-6);
+    for (int i = 0; i < 35; i++) CHECK_CLOSE(vg_data(a->grad)[i], vg_data(b->grad)[i], 1e-7);
+    t[3] = NAN;
+    CHECK(vg_soft_cross_entropy_fn(b, t) == NULL && strstr(vg_error(), "target (0, 3)"));
+    vg_tensor_free(a); vg_tensor_free(b);
+    vg_arena_reset();
+}
 
 /* ------------------------------------------------------------------ gelu accuracy */
 /* The float build evaluates Φ with a vectorisable erfc approximation: check it against double

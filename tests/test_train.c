@@ -243,6 +243,69 @@ VG_TEST(train_checkpoint_round_trip_and_atomic_switch) {
     vg_vit_free(&a); vg_vit_free(&b); vg_vit_free(&c);
 }
 
+/* the weight EMA against its formula, step by step, and as part of the checkpoint's atomic set */
+VG_TEST(train_ema_update_matches_formula) {
+    vg_vit_config cfg;
+    REQUIRE(vg_vit_preset("vit-mnist", &cfg));
+    cfg.depth = 1; cfg.embed_dim = 16; cfg.num_heads = 2; cfg.pos_embed = VG_VIT_POS_SINCOS2D;
+    vg_rng r1 = vg_rng_seed(1), r2 = vg_rng_seed(2);
+    vg_vit model, ema;
+    REQUIRE(vg_vit_init(&model, &cfg, &r1) && vg_vit_init(&ema, &cfg, &r2));
+    vg_params sm = {0}, se = {0};
+    vg_vit_state(&model, &sm); vg_vit_state(&ema, &se);
+    REQUIRE(vg_ema_copy(&se, &sm));
+    int64_t total = 0;
+    for (int i = 0; i < sm.n; i++) total += vg_numel(sm.items[i].tensor);
+    double *want = malloc(sizeof(double) * (size_t)total);
+    for (int i = 0, o = 0; i < sm.n; i++)
+        for (int64_t k = 0; k < vg_numel(sm.items[i].tensor); k++) want[o++] = vg_data(sm.items[i].tensor)[k];
+    const double decay = 0.9;
+    vg_rng noise = vg_rng_seed(5);
+    for (int step = 0; step < 5; step++) {
+        /* "an optimizer step" changes every trainable tensor; the sin-cos table stays */
+        for (int i = 0; i < sm.n; i++)
+            if (strcmp(sm.items[i].name, "pos_embed"))
+                for (int64_t k = 0; k < vg_numel(sm.items[i].tensor); k++) vg_data(sm.items[i].tensor)[k] += (real)(0.1 * vg_rng_normal(&noise));
+        REQUIRE(vg_ema_update(&se, &sm, decay));
+        for (int i = 0, o = 0; i < sm.n; i++)
+            for (int64_t k = 0; k < vg_numel(sm.items[i].tensor); k++, o++) want[o] = decay * want[o] + (1 - decay) * vg_data(sm.items[i].tensor)[k];
+    }
+    double worst = 0;
+    bool pos_same = true;
+    for (int i = 0, o = 0; i < sm.n; i++)
+        for (int64_t k = 0; k < vg_numel(sm.items[i].tensor); k++, o++) {
+            worst = fmax(worst, fabs(vg_data(se.items[i].tensor)[k] - want[o]));
+            if (!strcmp(sm.items[i].name, "pos_embed")) pos_same &= vg_data(se.items[i].tensor)[k] == vg_data(sm.items[i].tensor)[k];
+        }
+    CHECK_MSG(worst < 1e-6, "EMA differs from decay·ema + (1 − decay)·model by %g", worst);
+    CHECK(pos_same);                  /* a constant tensor stays bit-identical */
+    /* the EMA and the model are saved together: three files, one switch */
+    const char *root = tmp_dir();
+    REQUIRE(root);
+    char out[400], err[512], p[600];
+    snprintf(out, sizeof out, "%s/ema_ckpt", root);
+    vg_st_writer *w[3] = {vg_st_writer_new(), vg_st_writer_new(), vg_st_writer_new()};
+    REQUIRE(vg_params_to_writer(&sm, w[0], err, sizeof err) == 0 && vg_params_to_writer(&se, w[2], err, sizeof err) == 0);
+    const char *names[3] = {"model.safetensors", "train_state.safetensors", "model_ema.safetensors"};
+    REQUIRE(vg_checkpoint_save_files(out, 4, 3, names, (const vg_st_writer *const *)w, err, sizeof err) == 0);
+    snprintf(p, sizeof p, "%s/model_ema.safetensors", out);
+    vg_st_file *f = vg_st_open(p, err, sizeof err);
+    REQUIRE(f);
+    vg_vit back; vg_rng r3 = vg_rng_seed(3);
+    REQUIRE(vg_vit_init(&back, &cfg, &r3));
+    vg_params sb = {0}; vg_vit_state(&back, &sb);
+    CHECK(vg_params_load(&sb, f, "", true, NULL, err, sizeof err) == 0);     /* same keys as model */
+    CHECK(!memcmp(vg_data(sb.items[3].tensor), vg_data(se.items[3].tensor), sizeof(real) * (size_t)vg_numel(se.items[3].tensor)));
+    vg_st_close(f);
+    /* a layout mismatch is an error, not a crash */
+    vg_params half = se; half.n = se.n - 1;
+    CHECK(!vg_ema_update(&half, &sm, decay) && strstr(vg_error(), "ema:"));
+    for (int i = 0; i < 3; i++) vg_st_writer_free(w[i]);
+    free(want);
+    vg_params_free(&sm); vg_params_free(&se); vg_params_free(&sb);
+    vg_vit_free(&model); vg_vit_free(&ema); vg_vit_free(&back);
+}
+
 /* ------------------------------------------------------------------ the program */
 /* --bench --profile prints the op table after the bench line; its rows add up to the step */
 VG_TEST(train_bench_profile_prints_where_the_time_goes) {

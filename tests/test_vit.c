@@ -511,6 +511,45 @@ VG_TEST(vit_mean_pool_and_dropout_modes) {
     vg_arena_reset();
 }
 
+/* stochastic depth: timm's linspace of rates over the blocks, one per-sample mask per residual
+ * branch (drop_path1 after attention, drop_path2 after the MLP); off in eval */
+VG_TEST(vit_drop_path_rates_and_masks) {
+    vg_vit_config cfg = vg_vit_config_default();
+    cfg.img_size = 16; cfg.embed_dim = 32; cfg.depth = 5; cfg.num_heads = 2; cfg.drop_path_rate = 0.4;
+    for (int i = 0; i < 5; i++) CHECK_CLOSE(vg_vit_drop_path_at(&cfg, i), 0.1 * i, 1e-15);
+    vg_rng rng = vg_rng_seed(6);
+    vg_vit m;
+    REQUIRE(vg_vit_init(&m, &cfg, &rng));
+    vg_tensor *x = vg_randn(&rng, VG_DIMS(32, 3, 16, 16), 0, 1);
+    x->requires_grad = true;
+    vg_tensor *y = vg_vit_forward(&m, x, true, &rng);
+    REQUIRE(y);
+    vg_node *nodes[4096];
+    int n = vg_graph_nodes(y, nodes, 4096), k = 0, dropped = 0;
+    for (int j = 0; j < n; j++) {
+        if (strcmp(nodes[j]->op, "drop_path")) continue;
+        /* in forward order: block 1's two branches, block 2's, …: rate 0.1·(1 + k/2) */
+        double keep = 1 - 0.1 * (1 + k / 2);
+        const vg_tensor *mask = nodes[j]->saved[0];
+        REQUIRE(vg_numel(mask) == 32);
+        for (int b = 0; b < 32; b++) {
+            double v = vg_data(mask)[b];
+            CHECK(v == 0 || fabs(v - 1 / keep) < 1e-6);
+            dropped += v == 0;
+        }
+        k++;
+    }
+    CHECK(k == 8);                                     /* block 0 has rate 0: no node */
+    CHECK(dropped > 32 * 8 * 0.25 * 0.5 && dropped < 32 * 8 * 0.25 * 1.6);   /* mean rate 0.25 */
+    vg_rng before = rng;
+    vg_tensor *e1 = vg_vit_forward(&m, x, false, &rng);
+    m.cfg.drop_path_rate = 0;
+    vg_tensor *e0 = vg_vit_forward(&m, x, true, &rng);
+    CHECK(max_abs_diff(e1, e0) == 0 && !memcmp(&before, &rng, sizeof rng));
+    vg_vit_free(&m);
+    vg_arena_reset();
+}
+
 /* ------------------------------------------------------------------ the last block for the class token alone */
 /* attention ops in the graph of `out` whose output holds one token (B, 1, D) */
 static int one_token_attentions(vg_tensor *out) {

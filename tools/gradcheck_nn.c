@@ -95,3 +95,24 @@ static vg_tensor *f_cross_entropy(vg_tensor *const *in, void *ctx) {
 static ce_ctx ce0 = {0.0, {2, 0, 5, 3}}, ce1 = {0.1, {2, 0, 5, 3}};
 GC_REGISTER(ce_a, {"cross_entropy", "no smoothing", f_cross_entropy, &ce0, 1, {GC_IN(4, 6)}})
 GC_REGISTER(ce_b, {"cross_entropy", "label smoothing 0.1", f_cross_entropy, &ce1, 1, {GC_IN(4, 6)}})
+
+/* ---- soft-target cross-entropy: the targets (mixed, smoothed one-hots) live in the ctx */
+typedef struct { real targets[4 * 6]; } sce_ctx;
+static vg_tensor *f_soft_cross_entropy(vg_tensor *const *in, void *ctx) {
+    return vg_soft_cross_entropy_fn(in[0], ((const sce_ctx *)ctx)->targets);
+}
+/* rows: λ·q(y) + (1−λ)·q(y flipped) with smoothing 0.1 over 6 classes, λ = 0.7; the last row a
+ * target whose mass is not 1 (the general formula) */
+static sce_ctx sce_mix = {{
+    0.0167 + 0.63, 0.0167, 0.0167 + 0.27, 0.0167, 0.0167, 0.0167,
+    0.0167, 0.0167 + 0.27, 0.0167, 0.0167, 0.0167 + 0.63, 0.0167,
+    0.0167, 0.0167 + 0.63, 0.0167, 0.0167, 0.0167 + 0.27, 0.0167,
+    0.2, 0.0, 0.5, 0.1, 0.0, 0.4}};
+GC_REGISTER(sce_a, {"soft_cross_entropy", "mixed targets", f_soft_cross_entropy, &sce_mix, 1, {GC_IN(4, 6)}})
+
+/* ---- drop_path: a local rng reseeded every call = a fixed per-sample mask */
+static vg_tensor *f_drop_path(vg_tensor *const *in, void *ctx) {
+    vg_rng rng = vg_rng_seed(5);
+    return vg_drop_path_fn(in[0], 0.5, true, &rng);
+}
+GC_REGISTER(dp_a, {"drop_path", "p 0.5, (6, 3, 4), fixed mask", f_drop_path, NULL, 1, {GC_IN(6, 3, 4)}})

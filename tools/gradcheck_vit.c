@@ -23,6 +23,7 @@ enum { GC_D = 8, GC_C = 3, GC_P = 4, GC_IMG = 8, GC_N = (GC_IMG / GC_P) * (GC_IM
 #define MAX_SLOTS 64
 typedef struct {
     vg_vit_pool pool; vg_vit_posembed pos;
+    double drop_path;                       /* > 0: train mode, a fixed per-sample mask */
     vg_vit model;
     bool ready;
     int n;                                  /* trainable slots */
@@ -37,7 +38,7 @@ static void vit_prepare(vg_tensor **inputs, void *vctx) {
     vg_vit_config cfg = vg_vit_config_default();
     cfg.img_size = GC_IMG; cfg.patch_size = GC_P; cfg.in_chans = GC_C; cfg.num_classes = GC_K;
     cfg.embed_dim = GC_D; cfg.depth = GC_DEPTH; cfg.num_heads = 2;
-    cfg.pool = c->pool; cfg.pos_embed = c->pos;
+    cfg.pool = c->pool; cfg.pos_embed = c->pos; cfg.drop_path_rate = c->drop_path;
     vg_rng rng = vg_rng_seed(7);
     if (!vg_vit_init(&c->model, &cfg, &rng)) return;
     c->n = vg_vit_slots(&c->model, true, c->slot, c->names, NULL, MAX_SLOTS);
@@ -61,13 +62,17 @@ static vg_tensor *f_vit(vg_tensor *const *in, void *vctx) {
                      (long long)off, (long long)in[1]->shape[0]);
         return NULL;
     }
-    return vg_vit_forward(&c->model, in[0], false, NULL);
+    /* reseeded: the same masks every evaluation; seed 13 drops sample 0 in block 1's attention
+     * branch and sample 1 in its MLP branch, keeping the others (scaled by 2.5) */
+    vg_rng rng = vg_rng_seed(13);
+    return vg_vit_forward(&c->model, in[0], c->drop_path > 0, &rng);
 }
 
 static vit_gc ctx_cls_learned = {VG_VIT_POOL_CLS, VG_VIT_POS_LEARNED};
 static vit_gc ctx_mean_learned = {VG_VIT_POOL_MEAN, VG_VIT_POS_LEARNED};
 static vit_gc ctx_cls_sincos = {VG_VIT_POOL_CLS, VG_VIT_POS_SINCOS2D};
 static vit_gc ctx_mean_sincos = {VG_VIT_POOL_MEAN, VG_VIT_POS_SINCOS2D};
+static vit_gc ctx_cls_drop_path = {VG_VIT_POOL_CLS, VG_VIT_POS_LEARNED, 0.6};
 
 #define VIT_CASE(ID, VARIANT, CTX, LEARNED)                                                              \
     GC_REGISTER(ID, {"vit", VARIANT, f_vit, &CTX, 2,                                                     \
@@ -77,6 +82,7 @@ VIT_CASE(vit_cls_learned, "cls, learned pos", ctx_cls_learned, 1)
 VIT_CASE(vit_mean_learned, "mean, learned pos", ctx_mean_learned, 1)
 VIT_CASE(vit_cls_sincos, "cls, sincos2d pos", ctx_cls_sincos, 0)
 VIT_CASE(vit_mean_sincos, "mean, sincos2d pos", ctx_mean_sincos, 0)
+VIT_CASE(vit_cls_drop_path, "cls, drop_path 0.6", ctx_cls_drop_path, 1)
 
 /* vg_patchify: a pure view chain (reshape → permute → reshape), checked on its own */
 static vg_tensor *f_patchify(vg_tensor *const *in, void *ctx) { (void)ctx; return vg_patchify(in[0], 2); }

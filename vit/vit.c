@@ -15,6 +15,10 @@ vg_vit_config vg_vit_config_default(void) {
 }
 
 int vg_vit_hidden_dim(const vg_vit_config *c) { return (int)(c->embed_dim * c->mlp_ratio); }
+
+double vg_vit_drop_path_at(const vg_vit_config *c, int i) {
+    return c->depth > 1 ? c->drop_path_rate * i / (c->depth - 1) : 0.0;   /* linspace(0, rate, depth) */
+}
 int vg_vit_num_patches(const vg_vit_config *c) {
     int g = c->img_size / c->patch_size;
     return g * g;
@@ -42,8 +46,10 @@ bool vg_vit_config_check(const vg_vit_config *c) {
         return false;
     }
     if (vg_vit_hidden_dim(c) <= 0) { vg_set_error("vit: MLP hidden size is 0"); return false; }
-    if (c->drop_rate < 0 || c->drop_rate >= 1 || c->attn_drop_rate < 0 || c->attn_drop_rate >= 1) {
-        vg_set_error("vit: dropout rates must be in [0, 1) (drop %g, attn_drop %g)", c->drop_rate, c->attn_drop_rate);
+    if (!(c->drop_rate >= 0 && c->drop_rate < 1 && c->attn_drop_rate >= 0 && c->attn_drop_rate < 1 &&
+          c->drop_path_rate >= 0 && c->drop_path_rate < 1)) {
+        vg_set_error("vit: dropout rates must be in [0, 1) (drop %g, attn_drop %g, drop_path %g)", c->drop_rate,
+                     c->attn_drop_rate, c->drop_path_rate);
         return false;
     }
     return true;
@@ -235,7 +241,7 @@ static vg_tensor *block_forward(vg_vit *m, int i, vg_tensor *x, int64_t rows, bo
     vg_vit_block *b = &m->blocks[i];
     vg_tensor *w = b->attn.qkv.weight, *bias = b->attn.qkv.bias;
     const int64_t D = c->embed_dim;
-    /* x + attn(norm1(x)) */
+    /* x + drop_path(attn(norm1(x))) */
     vg_tensor *h = vg_layernorm_fn(x, b->norm1.weight, b->norm1.bias, c->norm_eps);
     if (rows) {
         vg_tensor *q = vg_linear_fn(vg_narrow(h, 1, 0, rows), vg_narrow(w, 0, 0, D),
@@ -246,17 +252,20 @@ static vg_tensor *block_forward(vg_vit *m, int i, vg_tensor *x, int64_t rows, bo
         h = vg_linear_fn(h, w, bias);                                            /* (B, T, 3D) */
         h = vg_attention_fn(h, c->num_heads, c->attn_drop_rate, train, rng, attn_out); /* (B, T, D) */
     }
+    const double dpr = vg_vit_drop_path_at(c, i);
     h = vg_linear_fn(h, b->attn.proj.weight, b->attn.proj.bias);
     h = vg_dropout_fn(h, c->drop_rate, train, rng);
+    h = vg_drop_path_fn(h, dpr, train, rng);                         /* drop_path1 */
     if (rows) x = vg_narrow(x, 1, 0, rows);                          /* (B, rows, D) */
-    x = vg_add_into(x, h);                  /* h (proj or dropout output) is overwritten: unneeded */
-    /* x + mlp(norm2(x)), mlp = fc2(drop(gelu(fc1(·)))) then drop */
+    x = vg_add_into(x, h);       /* h (proj, dropout or drop-path output) is overwritten: unneeded */
+    /* x + drop_path(mlp(norm2(x))), mlp = fc2(drop(gelu(fc1(·)))) then drop */
     h = vg_layernorm_fn(x, b->norm2.weight, b->norm2.bias, c->norm_eps);
     h = vg_linear_fn(h, b->fc1.weight, NULL);                                   /* (B, T', hidden) */
     h = vg_bias_gelu_fn(h, b->fc1.bias);
     h = vg_dropout_fn(h, c->drop_rate, train, rng);
     h = vg_linear_fn(h, b->fc2.weight, b->fc2.bias);                            /* (B, T', D) */
     h = vg_dropout_fn(h, c->drop_rate, train, rng);
+    h = vg_drop_path_fn(h, dpr, train, rng);                         /* drop_path2 */
     return vg_add_into(x, h);
 }
 

@@ -32,6 +32,8 @@ typedef struct {
     bool   qkv_bias;
     double drop_rate;           /* after pos-embed add, after GELU and fc2, after attn proj */
     double attn_drop_rate;      /* on the attention weights */
+    double drop_path_rate;      /* stochastic depth: block i drops each residual branch per sample
+                                   with rate drop_path_rate·i/(depth−1) (timm's linspace) */
     vg_vit_pool     pool;
     vg_vit_posembed pos_embed;
     double norm_eps;            /* every LayerNorm; 1e-6 as timm's ViT */
@@ -46,6 +48,8 @@ extern const char *const vg_vit_preset_names[];            /* NULL-terminated */
 bool          vg_vit_config_check(const vg_vit_config *cfg);
 int           vg_vit_hidden_dim(const vg_vit_config *cfg);
 int           vg_vit_num_patches(const vg_vit_config *cfg); /* (img/P)² */
+/* the stochastic-depth rate of block i: timm's dpr = linspace(0, drop_path_rate, depth)[i] */
+double        vg_vit_drop_path_at(const vg_vit_config *cfg, int i);
 /* scalars in the state dict (what PyTorch's sum(p.numel() for p in m.parameters()) counts) */
 int64_t       vg_vit_param_count(const vg_vit_config *cfg);
 

@@ -67,6 +67,18 @@ def save(path, tensors, metadata=None):
     os.replace(tmp, path)
 
 
+def collector():
+    """(tensors, put): put(name, t) stores a torch tensor or array under a new name, C-ordered
+    (0-d arrays stay 0-d); tensors is the dict to save()."""
+    tensors = {}
+
+    def put(name, t):
+        a = t.detach().cpu().numpy() if hasattr(t, "detach") else np.asarray(t)
+        assert name not in tensors, name
+        tensors[name] = np.array(a, order="C", copy=True)
+    return tensors, put
+
+
 def load(path):
     """Return ({name: np.ndarray}, {metadata}). BF16 is widened to float32 (numpy has no bfloat16)."""
     with open(path, "rb") as f:
