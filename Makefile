@@ -90,7 +90,13 @@ $(B)/run_tests: $(TEST_SRC:%.c=$(B)/f32/%.o) $(B)/f32/dist/single.o $(B)/libvitg
 $(B)/avx512-emulated/tensor/gemm.o: tensor/gemm.c $(HDRS) $(B)/cflags.stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fno-var-tracking-assignments -DVG_GEMM_EMULATE_AVX512 -c $< -o $@
-$(B)/run_tests_avx512: $(TEST_SRC:%.c=$(B)/f32/%.o) $(B)/f32/dist/single.o $(B)/avx512-emulated/tensor/gemm.o $(filter-out $(B)/f32/tensor/gemm.o,$(OBJ32))
+# The bf16 GEMM likewise with its vdpbf16ps kernel's AVX512_BF16 intrinsics in plain C
+# (tests/bf16_emulated.h), on every machine with AVX2+FMA, including those with AVX512_BF16.
+$(B)/avx512-emulated/tensor/gemm_bf16.o: tensor/gemm_bf16.c $(HDRS) $(B)/cflags.stamp
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fno-var-tracking-assignments -DVG_GEMM_EMULATE_AVX512 -DVG_GEMM_EMULATE_BF16 -c $< -o $@
+EMULATED_OBJ := $(B)/avx512-emulated/tensor/gemm.o $(B)/avx512-emulated/tensor/gemm_bf16.o
+$(B)/run_tests_avx512: $(TEST_SRC:%.c=$(B)/f32/%.o) $(B)/f32/dist/single.o $(EMULATED_OBJ) $(filter-out $(B)/f32/tensor/gemm.o $(B)/f32/tensor/gemm_bf16.o,$(OBJ32))
 	$(CC) $^ -o $@ $(WRAP_ALLOC) $(LDLIBS)
 
 # with mpicc and mpirun present, the tests also run ./train as 2 MPI ranks ($(B)/train-mpi)

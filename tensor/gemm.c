@@ -40,6 +40,7 @@ enum { MR = 6, NR = 16 };
 #else
 enum { MR = 4, NR = 8 };
 #endif
+#include "gemm_common.h"
 
 /* Nominal block sizes; the actual ones are balanced so blocks are about equal (see gemm_packed).
  * The B micro-panel KC×NR stays in L1 (AVX2: 384×16×4 B = 24 KiB; AVX-512: 256×32×4 B = 32 KiB),
@@ -62,23 +63,10 @@ enum { KC = VG_GEMM_KC, MC = VG_GEMM_MC, NC = NR * 192 };
 /* Products with M·N·K up to this run single-threaded without packing A. */
 #define SMALL_WORK (1L << 19)
 
-#define ALIGN 64
-#define VG_ALWAYS_INLINE inline __attribute__((always_inline))
 
-/* ---------------------------------------------------------------------------------------------
- * Per-thread packing buffers: grow-only, 64-byte aligned, never freed while the thread lives. */
-typedef struct { real *p; size_t cap; } pack_buf;
-static _Thread_local pack_buf tl_bufA, tl_bufB;
-
-static real *buf_get(pack_buf *b, size_t n) {
-    if (n > b->cap) {
-        free(b->p);
-        size_t bytes = (n * sizeof(real) + ALIGN - 1) / ALIGN * ALIGN;
-        b->p = aligned_alloc(ALIGN, bytes);
-        b->cap = b->p ? n : 0;
-    }
-    return b->p;
-}
+/* Per-thread packing buffers (tensor/gemm_common.h). */
+static _Thread_local vg_gemm_scratch tl_bufA, tl_bufB;
+static real *buf_get(vg_gemm_scratch *b, size_t n) { return vg_gemm_scratch_get(b, n * sizeof(real)); }
 
 /* ---------------------------------------------------------------------------------------------
  * Packing. Both operands are described as "element (r, k) sits at src[r*rs + k*cs]", which
@@ -235,18 +223,6 @@ static inline void store_c(real *c, real alpha, real acc, real beta, real bias) 
 
 #if defined(VG_GEMM_AVX512)
 
-static VG_ALWAYS_INLINE void store_row(float *cr, __m512 acc0, __m512 acc1, float alpha,
-                                       float beta, const float *bias, __mmask16 m0, __mmask16 m1) {
-    __m512 t0 = _mm512_setzero_ps(), t1 = _mm512_setzero_ps();
-    if (bias) { t0 = _mm512_maskz_loadu_ps(m0, bias); t1 = _mm512_maskz_loadu_ps(m1, bias + 16); }
-    if (beta != 0) {
-        t0 = _mm512_fmadd_ps(_mm512_set1_ps(beta), _mm512_maskz_loadu_ps(m0, cr), t0);
-        t1 = _mm512_fmadd_ps(_mm512_set1_ps(beta), _mm512_maskz_loadu_ps(m1, cr + 16), t1);
-    }
-    _mm512_mask_storeu_ps(cr, m0, _mm512_fmadd_ps(_mm512_set1_ps(alpha), acc0, t0));
-    _mm512_mask_storeu_ps(cr + 16, m1, _mm512_fmadd_ps(_mm512_set1_ps(alpha), acc1, t1));
-}
-
 static VG_ALWAYS_INLINE void micro_kernel(int kc, const float *a, long rsA, long csA, int mra,
                                           const float *restrict b, float *c, long ldc,
                                           int mr, int nr, float alpha, float beta,
@@ -388,13 +364,6 @@ static gemm_problem make_problem(int transA, int transB, int M, int N, int K, re
     if (transA) { p.rsA = 1; p.csA = lda; } else { p.rsA = lda; p.csA = 1; }
     if (transB) { p.rsB = 1; p.csB = ldb; } else { p.rsB = ldb; p.csB = 1; }
     return p;
-}
-
-static int ceil_div(int a, int b) { return (a + b - 1) / b; }
-static int round_up(int a, int b) { return ceil_div(a, b) * b; }
-/* split n into about-equal blocks of at most nominal, each a multiple of unit */
-static int balanced_block(int n, int nominal, int unit) {
-    return round_up(ceil_div(n, ceil_div(n, nominal)), unit);
 }
 
 /* C = beta*C + bias on rows [m0,m1) × cols [n0,n1) (K == 0 or alpha == 0). */
@@ -553,7 +522,7 @@ static void gemm_single(const gemm_problem *p) {
 
 /* Threads to use: 1 inside a parallel region, otherwise OpenMP's count, capped so every thread
  * gets at least ~2 MFLOP. */
-static int threads_for(long work) {
+int vg_gemm_threads(long work) {
     if (omp_in_parallel()) return 1;
     int nt = omp_get_max_threads();
     long cap = work / (1L << 20);
@@ -564,7 +533,7 @@ static int threads_for(long work) {
 static void gemm_run(gemm_problem p) {
     const int M = p.M, N = p.N, K = p.K;
     if (M <= 0 || N <= 0) return;
-    const int nt = threads_for((long)M * N * K);
+    const int nt = vg_gemm_threads((long)M * N * K);
     if (nt <= 1 || K <= 0 || p.alpha == 0 || is_small(&p)) { gemm_single(&p); return; }
 
     /* Split C by rows or by columns. Splitting rows makes every thread pack all of B (K×N) and
@@ -624,7 +593,7 @@ void vg_gemm_batched(int batch, int transA, int transB, int M, int N, int K,
                      real beta, real *C, int ldc, long strideC) {
     if (batch <= 0 || M <= 0 || N <= 0) return;
     const long work = (long)M * N * K;
-    const int nt = threads_for(work * batch);
+    const int nt = vg_gemm_threads(work * batch);
     /* Big matrices and too few of them to share out: let each product use every thread. */
     if (nt > 1 && work > SMALL_WORK && batch < 2 * nt) {
         for (int b = 0; b < batch; b++)

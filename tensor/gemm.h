@@ -30,4 +30,22 @@ void vg_gemm_batched(int batch, int transA, int transB, int M, int N, int K,
 /* The micro-kernel this build uses ("avx512 12x32", "avx2+fma 6x16", "portable C 4x8"; make
  * test's second run names its AVX-512 kernel "avx512 12x32, emulated in C"). */
 const char *vg_gemm_kernel(void);
+/* Threads a product of M·N·K = work uses: 1 inside a parallel region, else OpenMP's count capped
+ * so every thread gets at least ~2 MFLOP. */
+int vg_gemm_threads(long work);
+
+/* ---- bf16 GEMM (tensor/gemm_bf16.c), what --amp's matrix products run on: the same arguments
+ * and contract as vg_gemm / _bias / _batched above, but every element of op(A) and op(B) is
+ * first rounded to bfloat16 (round to nearest even) and the products are summed in FP32.
+ * Deterministic for a given thread count like vg_gemm. Float32 build only (not in -DVG_DOUBLE). */
+void vg_gemm_bf16(int transA, int transB, int M, int N, int K, float alpha, const float *A, int lda,
+                  const float *B, int ldb, float beta, float *C, int ldc);
+void vg_gemm_bf16_bias(int transA, int transB, int M, int N, int K, float alpha, const float *A,
+                       int lda, const float *B, int ldb, const float *bias, float *C, int ldc);
+void vg_gemm_bf16_batched(int batch, int transA, int transB, int M, int N, int K, float alpha,
+                          const float *A, int lda, long strideA, const float *B, int ldb, long strideB,
+                          float beta, float *C, int ldc, long strideC);
+/* "avx512_bf16 vdpbf16ps 12x32" (CPUs with AVX512_BF16), "… emulated in C" (make test's second
+ * run), or the fallback "bf16-rounded inputs, FP32 kernel (no AVX512_BF16)". */
+const char *vg_gemm_bf16_kernel(void);
 #endif

@@ -21,15 +21,20 @@ run() {
     if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then echo "!! $label exited $rc"; total_f=$((total_f + 1)); fi
 }
 run "unit and parity tests (float32)" "$B/run_tests"
-# The in-process tests that multiply matrices again with the AVX-512 GEMM kernel, emulated in C
-# when the machine lacks AVX-512 (which needs AVX2+FMA). The tests that run ./train or ./inspect
-# are left out: those programs are built with this machine's kernel.
+# The in-process tests that multiply matrices again with the AVX-512 GEMM kernel and the bf16
+# (vdpbf16ps) kernel, their intrinsics emulated in C where the machine lacks AVX-512 or AVX512_BF16
+# (which needs AVX2+FMA). The tests that run ./train or ./inspect are left out: those programs are
+# built with this machine's kernels.
 emu_kernel=$("$B/run_tests_avx512" --gemm-kernel 2>&1)
+emu_bf16=$("$B/run_tests_avx512" --bf16-kernel 2>&1)
 case "$emu_kernel" in
-    *emulated*) run "GEMM, layer and ViT parity tests (float32), GEMM kernel $emu_kernel" "$B/run_tests_avx512" \
-                    test_gemm.c test_tensor.c test_autograd.c test_nn.c test_vit.c test_alloc.c ;;
-    avx512*) echo "== AVX-512 GEMM kernel: this machine runs it natively in the tests above" ;;
-    *) echo "== AVX-512 GEMM kernel: not run (this build can only use $emu_kernel: emulating AVX-512 needs AVX2+FMA)" ;;
+    *emulated*) run "GEMM, layer and ViT parity tests (float32), GEMM kernel $emu_kernel, bf16 kernel $emu_bf16" \
+                    "$B/run_tests_avx512" test_gemm.c test_gemm_bf16.c test_tensor.c test_autograd.c test_nn.c test_vit.c test_alloc.c ;;
+    avx512*) echo "== AVX-512 GEMM kernel: this machine runs it natively in the tests above"
+             case "$emu_bf16" in
+                 *emulated*) run "bf16 GEMM and --amp tests (float32), bf16 kernel $emu_bf16" "$B/run_tests_avx512" test_gemm_bf16.c amp ;;
+             esac ;;
+    *) echo "== AVX-512 and bf16 GEMM kernels: not run (this build can only use $emu_kernel: emulating AVX-512 needs AVX2+FMA)" ;;
 esac
 run "gradcheck (float64)" "$BIN/gradcheck"
 # the README's example must run and converge

@@ -1,7 +1,8 @@
 /* test_main.c — runs every registered test (or only those whose name or file contains one of the
  * arguments) and
- * prints "N passed, N failed[, N skipped]" as its last line. `--gemm-kernel` prints the GEMM
- * micro-kernel the program was built with instead (tests/run.sh: the emulated AVX-512 run). */
+ * prints "N passed, N failed[, N skipped]" as its last line. `--gemm-kernel` / `--bf16-kernel` print
+ * the FP32 / bf16 GEMM micro-kernel the program was built with instead (tests/run.sh: the emulated
+ * run). */
 #include "test.h"
 #include "tensor/gemm.h"
 #include <stdarg.h>
@@ -58,6 +59,7 @@ int vg_test_run(const char *cmd, char *out, size_t n) {
 
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "--gemm-kernel") == 0) { puts(vg_gemm_kernel()); return 0; }
+    if (argc > 1 && strcmp(argv[1], "--bf16-kernel") == 0) { puts(vg_gemm_bf16_kernel()); return 0; }
     int passed = 0, failed = 0, skipped = 0;
     setvbuf(stdout, NULL, _IOLBF, 0);
     for (int i = 0; i < n_tests; i++) {

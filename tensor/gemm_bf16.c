@@ -1,0 +1,288 @@
+/* gemm_bf16.c — the bf16 GEMM behind --amp: C = alpha · bf16(op(A)) · bf16(op(B)) + beta·C + bias,
+ * every input rounded to bf16 (round to nearest even, as vcvtne2ps2bf16), products summed in FP32.
+ *
+ * Kernel (CPUs with AVX512_BF16): vdpbf16ps, which per FP32 lane adds two bf16 products, so the
+ * operands are packed as *pairs*: two bf16 neighbours along k in one 32-bit word (k even in the low
+ * half). Each operand is converted and packed once per call, whole:
+ *   A (M×K) → MR-tall panels, panel[p·MR + r] = pair (A(r, 2p), A(r, 2p+1))
+ *   B (K×N) → NR-wide panels, panel[p·NR + j] = pair (B(2p, j), B(2p+1, j))     (odd K: a zero pad)
+ * The MR×NR = 12×32 tile lives in 24 zmm accumulators; per pair of k it takes two B loads, 12
+ * broadcast A pairs and 24 vdpbf16ps. Loop nest over independent units of C (row block × column
+ * block, handed out dynamically), K in blocks of KCP pairs outermost inside a unit (the B panel,
+ * KCP×NR pairs = 16 KiB, stays in L1 over the unit's row panels; the A block, ≤ 240×KCP pairs =
+ * 120 KiB, in L2 over its column panels). Every element's sum runs over the same K blocks in the
+ * same order whatever the units and the thread count: bitwise deterministic.
+ *
+ * Without AVX512_BF16 (the build is -march=native), the fallback has the same semantics: op(A) and
+ * op(B) rounded to bf16 (vg_round_bf16) into FP32 copies, then vg_gemm. Its products are the same
+ * exact FP32 values; only the order of the FP32 additions differs (and results below FLT_MIN, which
+ * vdpbf16ps flushes to zero). make test also runs the vdpbf16ps kernel with its intrinsics emulated
+ * in C (tests/bf16_emulated.h, -DVG_GEMM_EMULATE_BF16). Not built in the float64 library. */
+#ifndef VG_DOUBLE
+#include "gemm.h"
+#include "bf16.h"
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__AVX512BF16__) || (defined(VG_GEMM_EMULATE_BF16) && \
+                                (defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))))
+#include <immintrin.h>
+#if defined(VG_GEMM_EMULATE_BF16)
+#if !defined(__AVX512F__)
+#include "tests/avx512_emulated.h"
+#endif
+#include "tests/bf16_emulated.h"
+#endif
+#define VG_BF16_DP 1
+#endif
+
+#include "gemm_common.h"
+
+/* Per-thread scratch (tensor/gemm_common.h); a multi-threaded product's packed operands belong to
+ * the calling thread. */
+static _Thread_local vg_gemm_scratch tl_A, tl_B;
+
+/* op(A)(i,k) = A[i*rsA + k*csA], op(B)(k,j) = B[k*rsB + j*csB] */
+typedef struct {
+    int M, N, K;
+    float alpha, beta;
+    const float *A; long rsA, csA;
+    const float *B; long rsB, csB;
+    float *C; long ldc;
+    const float *bias;
+    int transA, lda, transB, ldb;    /* as given (the fallback passes them on) */
+} problem;
+
+static problem make_problem(int transA, int transB, int M, int N, int K, float alpha,
+                            const float *A, int lda, const float *B, int ldb, float beta,
+                            float *C, int ldc, const float *bias) {
+    problem p = { M, N, K, alpha, beta, A, 0, 0, B, 0, 0, C, ldc, bias, transA, lda, transB, ldb };
+    if (transA) { p.rsA = 1; p.csA = lda; } else { p.rsA = lda; p.csA = 1; }
+    if (transB) { p.rsB = 1; p.csB = ldb; } else { p.rsB = ldb; p.csB = 1; }
+    return p;
+}
+
+/* C = beta·C + bias (K == 0 or alpha == 0); beta 0 ignores C's old contents */
+static void scale_c(const problem *p) {
+    for (int i = 0; i < p->M; i++)
+        for (int j = 0; j < p->N; j++) {
+            float *c = p->C + i * p->ldc + j;
+            const float t = p->bias ? p->bias[j] : 0;
+            *c = p->beta == 0 ? t : p->beta * *c + t;
+        }
+}
+
+#if defined(VG_BF16_DP)
+enum { MR = 12, NR = 32, KCP = 128, MC = MR * 20, NC = NR * 24 };
+
+/* ---------------------------------------------------------------------------------------------
+ * Packing: rows [0, rows) of an operand, element (r, k) at src[r*rs + k*cs], into one W-wide
+ * panel of kp pairs, dst[p*W + r]; rows past `rows` and the k past K are zero. */
+static inline __m512 load_n(const float *p, int n) {            /* n ≤ 16 floats, the rest 0 */
+    return _mm512_maskz_loadu_ps((__mmask16)(n >= 16 ? 0xffff : (1u << (n > 0 ? n : 0)) - 1), p);
+}
+
+/* 32 values along k (n of them present) → 16 pairs, at tmp */
+static VG_ALWAYS_INLINE void pairs_along_k(uint32_t tmp[16], const float *s, int n) {
+    __m512bh v = _mm512_cvtne2ps_pbh(load_n(s + 16, n - 16), load_n(s, n));
+    memcpy(tmp, &v, 64);
+}
+/* 16 rows at k (lo) and k+1 (hi), n of them present → 16 pairs (lo[r], hi[r]), at tmp */
+static const uint16_t interleave_idx[32] = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23,
+                                            8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+static VG_ALWAYS_INLINE void pairs_across_rows(uint32_t tmp[16], const float *lo, const float *hi, int n) {
+    __m512bh v = _mm512_cvtne2ps_pbh(hi ? load_n(hi, n) : load_n(lo, 0), load_n(lo, n));
+    __m512i w, idx;
+    memcpy(&w, &v, 64); memcpy(&idx, interleave_idx, 64);
+    w = _mm512_permutexvar_epi16(idx, w);
+    memcpy(tmp, &w, 64);
+}
+
+static VG_ALWAYS_INLINE void pack_panel(uint32_t *restrict dst, const float *src, long rs, long cs,
+                                        int rows, int K, int W) {
+    const int kp = (K + 1) / 2;
+    uint32_t tmp[16];
+    if (rs == 1) {                      /* each k's rows side by side: two rows → pairs, in order */
+        for (int p = 0; p < kp; p++) {
+            const float *lo = src + 2L * p * cs, *hi = 2 * p + 1 < K ? lo + cs : NULL;
+            for (int r0 = 0; r0 < W; r0 += 16) {
+                pairs_across_rows(tmp, lo + r0, hi ? hi + r0 : NULL, rows - r0);
+                memcpy(dst + (long)p * W + r0, tmp, sizeof(uint32_t) * (size_t)(W - r0 < 16 ? W - r0 : 16));
+            }
+        }
+        return;
+    }
+    for (int r = 0; r < W; r++) {
+        if (r >= rows) { for (int p = 0; p < kp; p++) dst[(long)p * W + r] = 0; continue; }
+        const float *s = src + r * rs;
+        if (cs == 1) {                  /* k contiguous: 32 values → 16 pairs, spread over panel */
+            for (int k0 = 0; k0 < K; k0 += 32) {
+                pairs_along_k(tmp, s + k0, K - k0);
+                const int np = (K - k0 < 32 ? K - k0 + 1 : 32) / 2;
+                for (int i = 0; i < np; i++) dst[(long)(k0 / 2 + i) * W + r] = tmp[i];
+            }
+        } else {
+            for (int p = 0; p < kp; p++) {
+                const uint32_t lo = vg_f32_to_bf16(s[2L * p * cs]);
+                const uint32_t hi = 2 * p + 1 < K ? vg_f32_to_bf16(s[(2L * p + 1) * cs]) : 0;
+                dst[(long)p * W + r] = lo | hi << 16;
+            }
+        }
+    }
+}
+static void pack_A_panel(uint32_t *dst, const float *src, long rs, long cs, int rows, int K) {
+    pack_panel(dst, src, rs, cs, rows, K, MR);
+}
+static void pack_B_panel(uint32_t *dst, const float *src, long rs, long cs, int rows, int K) {
+    pack_panel(dst, src, rs, cs, rows, K, NR);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Micro-kernel: C[0:mr, 0:nr] = alpha·(A panel · B panel) + beta·C + bias over kcp pairs
+ * (beta 0: C's old contents ignored; bias nr values or NULL), stored as tensor/gemm.c's kernels do. */
+/* the pair at *p in all 16 lanes */
+static VG_ALWAYS_INLINE __m512bh broadcast_pair(const uint32_t *p) {
+    uint32_t v[16];
+    for (int i = 0; i < 16; i++) v[i] = *p;
+    __m512bh r;
+    memcpy(&r, v, 64);
+    return r;
+}
+static VG_ALWAYS_INLINE __m512bh load_pairs(const uint32_t *p) {
+    __m512bh r;
+    memcpy(&r, p, 64);
+    return r;
+}
+
+static void micro_kernel(int kcp, const uint32_t *restrict a, const uint32_t *restrict b, float *c,
+                         long ldc, int mr, int nr, float alpha, float beta, const float *bias) {
+#define ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
+#define ROW_ZERO(r) __m512 c##r##_0 = _mm512_setzero_ps(), c##r##_1 = _mm512_setzero_ps();
+#define ROW_DP(r) { const __m512bh x = broadcast_pair(a + r);                                   \
+                    c##r##_0 = _mm512_dpbf16_ps(c##r##_0, x, b0);                               \
+                    c##r##_1 = _mm512_dpbf16_ps(c##r##_1, x, b1); }
+#define ROW_STORE(r) if (r < mr) store_row(c + r * ldc, c##r##_0, c##r##_1, alpha, beta, bias, m0, m1);
+    ROWS(ROW_ZERO)
+    for (int p = 0; p < kcp; p++) {
+        const __m512bh b0 = load_pairs(b), b1 = load_pairs(b + 16);
+        ROWS(ROW_DP)
+        a += MR; b += NR;
+    }
+    const __mmask16 m0 = (__mmask16)(nr >= 16 ? 0xffff : (1u << nr) - 1);
+    const __mmask16 m1 = (__mmask16)(nr >= 32 ? 0xffff : nr > 16 ? (1u << (nr - 16)) - 1 : 0);
+    ROWS(ROW_STORE)
+#undef ROWS
+#undef ROW_ZERO
+#undef ROW_DP
+#undef ROW_STORE
+}
+
+/* The product on nt threads (1: the calling thread alone, e.g. inside a parallel region). */
+static void gemm_dp(const problem *p, int nt) {
+    const int M = p->M, N = p->N, K = p->K, kp = (K + 1) / 2;
+    const int mpanels = ceil_div(M, MR), npanels = ceil_div(N, NR);
+    uint32_t *bufA = vg_gemm_scratch_get(&tl_A, sizeof(uint32_t) * (size_t)mpanels * MR * kp);
+    uint32_t *bufB = vg_gemm_scratch_get(&tl_B, sizeof(uint32_t) * (size_t)npanels * NR * kp);
+    if (!bufA || !bufB) abort();                                         /* out of memory */
+    const int kcp_n = balanced_block(kp, KCP, 1), mc = balanced_block(M, MC, MR);
+    const int row_blocks = ceil_div(M, mc);
+    /* column blocks: at most NC wide, and enough units for every thread to take about two */
+    int col_blocks = ceil_div(N, NC);
+    if (row_blocks * col_blocks < 2 * nt) col_blocks = ceil_div(2 * nt, row_blocks);
+    if (col_blocks > npanels) col_blocks = npanels;
+    const int nc = round_up(ceil_div(N, col_blocks), NR);
+    col_blocks = ceil_div(N, nc);
+    const int units = row_blocks * col_blocks;
+    #pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        #pragma omp for schedule(static) nowait
+        for (int i = 0; i < mpanels; i++)
+            pack_A_panel(bufA + (long)i * MR * kp, p->A + (long)i * MR * p->rsA, p->rsA, p->csA,
+                         M - i * MR < MR ? M - i * MR : MR, K);
+        #pragma omp for schedule(static)
+        for (int j = 0; j < npanels; j++)
+            pack_B_panel(bufB + (long)j * NR * kp, p->B + (long)j * NR * p->csB, p->csB, p->rsB,
+                         N - j * NR < NR ? N - j * NR : NR, K);
+        #pragma omp for schedule(dynamic, 1)
+        for (int u = 0; u < units; u++) {
+            const int i0 = (u / col_blocks) * mc, j0 = (u % col_blocks) * nc;
+            const int i1 = i0 + mc < M ? i0 + mc : M, j1 = j0 + nc < N ? j0 + nc : N;
+            for (int pc = 0; pc < kp; pc += kcp_n) {
+                const int kcp = kp - pc < kcp_n ? kp - pc : kcp_n;
+                const float beta = pc == 0 ? p->beta : 1;                /* later K blocks add */
+                for (int j = j0; j < j1; j += NR) {
+                    const uint32_t *bp = bufB + (long)j * kp + (long)pc * NR;
+                    const float *bias = pc == 0 && p->bias ? p->bias + j : NULL;
+                    for (int i = i0; i < i1; i += MR)
+                        micro_kernel(kcp, bufA + (long)i * kp + (long)pc * MR, bp,
+                                     p->C + (long)i * p->ldc + j, p->ldc,
+                                     i1 - i < MR ? i1 - i : MR, j1 - j < NR ? j1 - j : NR,
+                                     p->alpha, beta, bias);
+                }
+            }
+        }
+    }
+}
+#endif  /* VG_BF16_DP */
+
+/* One product on nt threads (single: the calling thread alone), tensor/gemm.c's thread rule. */
+static void gemm_run(problem p, int single) {
+    if (p.M <= 0 || p.N <= 0) return;
+    if (p.K <= 0 || p.alpha == 0) { scale_c(&p); return; }
+    const int nt = single ? 1 : vg_gemm_threads((long)p.M * p.N * p.K);
+#if defined(VG_BF16_DP)
+    gemm_dp(&p, nt);
+#else
+    /* the fallback: bf16-rounded FP32 copies of A and B (same layout), then the FP32 GEMM */
+    const long na = (long)((p.transA ? p.K : p.M) - 1) * p.lda + (p.transA ? p.M : p.K);
+    const long nb = (long)((p.transB ? p.N : p.K) - 1) * p.ldb + (p.transB ? p.K : p.N);
+    float *ra = vg_gemm_scratch_get(&tl_A, sizeof(float) * (size_t)na), *rb = vg_gemm_scratch_get(&tl_B, sizeof(float) * (size_t)nb);
+    if (!ra || !rb) abort();                                             /* out of memory */
+    #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+    for (long i = 0; i < na; i++) ra[i] = vg_round_bf16(p.A[i]);
+    #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+    for (long i = 0; i < nb; i++) rb[i] = vg_round_bf16(p.B[i]);
+    if (p.bias) vg_gemm_bias(p.transA, p.transB, p.M, p.N, p.K, p.alpha, ra, p.lda, rb, p.ldb, p.bias, p.C, (int)p.ldc);
+    else vg_gemm(p.transA, p.transB, p.M, p.N, p.K, p.alpha, ra, p.lda, rb, p.ldb, p.beta, p.C, (int)p.ldc);
+#endif
+}
+
+const char *vg_gemm_bf16_kernel(void) {
+#if defined(VG_BF16_DP) && defined(VG_GEMM_EMULATE_BF16)
+    return "avx512_bf16 vdpbf16ps 12x32, emulated in C";
+#elif defined(VG_BF16_DP)
+    return "avx512_bf16 vdpbf16ps 12x32";
+#else
+    return "bf16-rounded inputs, FP32 kernel (no AVX512_BF16)";
+#endif
+}
+
+void vg_gemm_bf16(int transA, int transB, int M, int N, int K, float alpha, const float *A, int lda,
+                  const float *B, int ldb, float beta, float *C, int ldc) {
+    gemm_run(make_problem(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL), 0);
+}
+
+void vg_gemm_bf16_bias(int transA, int transB, int M, int N, int K, float alpha, const float *A,
+                       int lda, const float *B, int ldb, const float *bias, float *C, int ldc) {
+    gemm_run(make_problem(transA, transB, M, N, K, alpha, A, lda, B, ldb, 0, C, ldc, bias), 0);
+}
+
+void vg_gemm_bf16_batched(int batch, int transA, int transB, int M, int N, int K, float alpha,
+                          const float *A, int lda, long strideA, const float *B, int ldb, long strideB,
+                          float beta, float *C, int ldc, long strideC) {
+    if (batch <= 0 || M <= 0 || N <= 0) return;
+    const long work = (long)M * N * K;
+    const int nt = vg_gemm_threads(work * batch);
+    if (nt > 1 && batch < 2 * nt) {            /* few products: each on every thread */
+        for (int b = 0; b < batch; b++)
+            vg_gemm_bf16(transA, transB, M, N, K, alpha, A + b * strideA, lda, B + b * strideB, ldb,
+                         beta, C + b * strideC, ldc);
+        return;
+    }
+    #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
+    for (int b = 0; b < batch; b++)
+        gemm_run(make_problem(transA, transB, M, N, K, alpha, A + b * strideA, lda, B + b * strideB,
+                              ldb, beta, C + b * strideC, ldc, NULL), 1);
+}
+#endif  /* VG_DOUBLE */

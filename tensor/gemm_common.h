@@ -1,0 +1,46 @@
+/* gemm_common.h — what the FP32 GEMM (tensor/gemm.c) and the bf16 GEMM (tensor/gemm_bf16.c) share:
+ * per-thread scratch buffers, block arithmetic, and the AVX-512 kernels' store of one C row. Internal:
+ * include it after defining VG_GEMM_AVX512 / VG_BF16_DP and including the intrinsics. */
+#ifndef VG_GEMM_COMMON_H
+#define VG_GEMM_COMMON_H
+#include <stdlib.h>
+
+#define VG_ALWAYS_INLINE inline __attribute__((always_inline))
+
+/* Grow-only, 64-byte aligned, never freed while its thread lives: a steady-state training step
+ * allocates nothing, and pages once touched stay (first-touching fresh pages is slow on our
+ * machines). NULL when out of memory. */
+typedef struct { void *p; size_t cap; } vg_gemm_scratch;
+static inline void *vg_gemm_scratch_get(vg_gemm_scratch *s, size_t bytes) {
+    if (bytes > s->cap) {
+        free(s->p);
+        bytes = (bytes + 63) / 64 * 64;
+        s->p = aligned_alloc(64, bytes);
+        s->cap = s->p ? bytes : 0;
+    }
+    return s->p;
+}
+
+static inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
+static inline int round_up(int a, int b) { return ceil_div(a, b) * b; }
+/* split n into about-equal blocks of at most nominal, each a multiple of unit */
+static inline int balanced_block(int n, int nominal, int unit) {
+    return round_up(ceil_div(n, ceil_div(n, nominal)), unit);
+}
+
+#if defined(VG_GEMM_AVX512) || defined(VG_BF16_DP)
+/* One row of a 32-wide tile: c = alpha·acc + (beta·c + bias) in masked lanes, beta 0 ignoring c's
+ * old contents (NaN included), bias 32 values or NULL. */
+static VG_ALWAYS_INLINE void store_row(float *cr, __m512 acc0, __m512 acc1, float alpha,
+                                       float beta, const float *bias, __mmask16 m0, __mmask16 m1) {
+    __m512 t0 = _mm512_setzero_ps(), t1 = _mm512_setzero_ps();
+    if (bias) { t0 = _mm512_maskz_loadu_ps(m0, bias); t1 = _mm512_maskz_loadu_ps(m1, bias + 16); }
+    if (beta != 0) {
+        t0 = _mm512_fmadd_ps(_mm512_set1_ps(beta), _mm512_maskz_loadu_ps(m0, cr), t0);
+        t1 = _mm512_fmadd_ps(_mm512_set1_ps(beta), _mm512_maskz_loadu_ps(m1, cr + 16), t1);
+    }
+    _mm512_mask_storeu_ps(cr, m0, _mm512_fmadd_ps(_mm512_set1_ps(alpha), acc0, t0));
+    _mm512_mask_storeu_ps(cr + 16, m1, _mm512_fmadd_ps(_mm512_set1_ps(alpha), acc1, t1));
+}
+#endif
+#endif

@@ -1,0 +1,48 @@
+/* bf16_emulated.h — the AVX512_BF16 intrinsics tensor/gemm_bf16.c's kernel and packing use, in
+ * plain C on the scalar definitions of tensor/bf16.h, so `make test` runs the vdpbf16ps kernel (and
+ * the blocking and pair packing around it) on any machine, and on machines with AVX512_BF16 checks
+ * the C against the instructions (tests/test_gemm_bf16.c). Only for that build: tensor/gemm_bf16.c
+ * includes this file when compiled with -DVG_GEMM_EMULATE_BF16, after <immintrin.h> (and after
+ * tests/avx512_emulated.h where AVX-512F itself is emulated), whose declarations the macros hide.
+ *
+ *   _mm512_dpbf16_ps(acc, a, b)    vdpbf16ps: per lane i, two FMA steps, element 2i+1 then 2i,
+ *                                  DAZ/FTZ, round to nearest even (vg_bf16_dot_pair)
+ *   _mm512_cvtne2ps_pbh(hi, lo)    vcvtne2ps2bf16: 32 bf16, lo's 16 values first (vg_f32_to_bf16)
+ *   _mm512_permutexvar_epi16(i, x) vpermw: word j = x's word i[j] mod 32
+ * The 512-bit integer and bf16 vectors are structs of lanes; the kernel moves them with memcpy. */
+#ifndef VG_BF16_EMULATED_H
+#define VG_BF16_EMULATED_H
+#include "tensor/bf16.h"
+#include <string.h>
+
+typedef struct { uint16_t w[32]; } vg_emu_m512bh;
+typedef struct { uint16_t w[32]; } vg_emu_m512i;
+#define __m512bh vg_emu_m512bh
+#define __m512i vg_emu_m512i
+
+static inline __m512 vg_emu_dpbf16_ps(__m512 acc, vg_emu_m512bh a, vg_emu_m512bh b) {
+    float f[16];
+    memcpy(f, &acc, sizeof f);
+    for (int i = 0; i < 16; i++)
+        f[i] = vg_bf16_dot_pair(f[i], a.w[2 * i] | (uint32_t)a.w[2 * i + 1] << 16,
+                                b.w[2 * i] | (uint32_t)b.w[2 * i + 1] << 16);
+    memcpy(&acc, f, sizeof f);
+    return acc;
+}
+static inline vg_emu_m512bh vg_emu_cvtne2ps_pbh(__m512 hi, __m512 lo) {
+    float h[16], l[16];
+    memcpy(h, &hi, sizeof h); memcpy(l, &lo, sizeof l);
+    vg_emu_m512bh r;
+    for (int i = 0; i < 16; i++) { r.w[i] = vg_f32_to_bf16(l[i]); r.w[16 + i] = vg_f32_to_bf16(h[i]); }
+    return r;
+}
+static inline vg_emu_m512i vg_emu_permutexvar_epi16(vg_emu_m512i idx, vg_emu_m512i x) {
+    vg_emu_m512i r;
+    for (int j = 0; j < 32; j++) r.w[j] = x.w[idx.w[j] & 31];
+    return r;
+}
+
+#define _mm512_dpbf16_ps vg_emu_dpbf16_ps
+#define _mm512_cvtne2ps_pbh vg_emu_cvtne2ps_pbh
+#define _mm512_permutexvar_epi16 vg_emu_permutexvar_epi16
+#endif

@@ -1,0 +1,240 @@
+/* test_gemm_bf16.c — the bf16 GEMM of --amp (tensor/gemm_bf16.c) and the bf16 semantics it is
+ * built on (tensor/bf16.h):
+ *   - the scalar conversion and vdpbf16ps step on chosen values (ties to even, NaN, denormals,
+ *     overflow, the two products added one after the other, odd element first), and bit for bit
+ *     against the instructions themselves on random values when this CPU has AVX512_BF16;
+ *   - the GEMM against a float64 product of the bf16-rounded inputs: every transpose case, odd
+ *     sizes and partial tiles, several K blocks, more than one column block, alpha/beta/bias,
+ *     padded leading dimensions; tolerance (K + 2)·2⁻²⁴·Σ|a·b|, FP32 accumulation only (an input
+ *     not rounded, or rounded another way, is off by ~2⁻⁹ relative);
+ *   - 1 vs 2 threads bit for bit, batched = single, inside a parallel region.
+ * tests/run.sh runs this file twice: with this machine's kernel, and with the vdpbf16ps kernel's
+ * intrinsics emulated in C (tests/bf16_emulated.h). */
+#include "test.h"
+#include "tensor/gemm.h"
+#include "tensor/bf16.h"
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#ifndef VG_DOUBLE
+static unsigned rng_state = 777u;
+static float rnd(void) {
+    rng_state = rng_state * 1664525u + 1013904223u;
+    return (float)((rng_state >> 8) * (1.0 / 16777216.0) * 2.0 - 1.0);
+}
+static float *rnd_alloc(long n) {
+    float *p = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+    for (long i = 0; i < n; i++) p[i] = rnd();
+    return p;
+}
+
+VG_TEST(bf16_conversion_rounds_to_nearest_even) {
+    CHECK(vg_f32_to_bf16(1.0f) == 0x3f80);
+    CHECK(vg_f32_to_bf16(vg_bits_f32(0x3f808000)) == 0x3f80);    /* tie, even below */
+    CHECK(vg_f32_to_bf16(vg_bits_f32(0x3f818000)) == 0x3f82);    /* tie, even above */
+    CHECK(vg_f32_to_bf16(vg_bits_f32(0x3f808001)) == 0x3f81);    /* above the tie */
+    CHECK(vg_f32_to_bf16(vg_bits_f32(0xbf807fff)) == 0xbf80);    /* below the tie, negative */
+    CHECK(vg_f32_to_bf16(vg_bits_f32(0x7f7fffff)) == 0x7f80);    /* FLT_MAX rounds to +inf */
+    CHECK(vg_f32_to_bf16(vg_bits_f32(0x7f800001)) == 0x7fc0);    /* signalling NaN made quiet */
+    CHECK(vg_f32_to_bf16(vg_bits_f32(0xffc12345)) == 0xffc1);    /* quiet NaN keeps its top bits */
+    CHECK(vg_f32_to_bf16(vg_bits_f32(0x807fffff)) == 0x8000);    /* denormal → zero of its sign */
+    CHECK(vg_f32_to_bf16(vg_bits_f32(0x00800000)) == 0x0080);    /* FLT_MIN stays */
+}
+
+VG_TEST(bf16_dot_is_two_rounded_fma_steps_odd_first) {
+    const uint32_t one = 0x3f80, half_ulp = 0x3380;          /* 1.0 and 2⁻²⁴ (half an ulp of 1) */
+    /* 1 + 2⁻²⁴ + 2⁻²⁴: each step is a tie that rounds back to 1 (the exact sum would be 1 + ulp) */
+    CHECK(vg_bf16_dot_pair(1.0f, half_ulp | half_ulp << 16, one | one << 16) == 1.0f);
+    /* (1 + ulp) + 2⁻²⁴ (odd) − 2⁻²⁴ (even): odd first gives 1 + 2 ulp, even first would give 1 */
+    const float acc = vg_bits_f32(0x3f800001);
+    const uint32_t a = (half_ulp | 0x8000) | half_ulp << 16;  /* even −2⁻²⁴, odd +2⁻²⁴ */
+    CHECK(vg_bf16_dot_pair(acc, a, one | one << 16) == vg_bits_f32(0x3f800002));
+    /* denormals: a bf16 denormal input is zero, a result below FLT_MIN is flushed */
+    CHECK(vg_bf16_dot_pair(1.0f, 0x0001u << 16 | 0x0001u, 0x3f803f80u) == 1.0f);
+    const uint32_t tiny = 0x2000;                           /* 2⁻⁶³: tiny² = 2⁻¹²⁶ = FLT_MIN */
+    CHECK(vg_bf16_dot_pair(0, tiny, tiny) == 0x1p-126f);
+    CHECK(vg_bf16_dot_pair(0, 0x1fff, tiny) == 0);            /* just below FLT_MIN: flushed */
+    CHECK(vg_bf16_dot_pair(vg_bits_f32(0x00400000), one, one) == 1.0f);   /* denormal acc is 0 */
+    float nan = vg_bf16_dot_pair(0, 0x7f80, 0);               /* inf · 0 */
+    CHECK(nan != nan);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+static uint64_t xs = 88172645463325252ull;
+static uint32_t r32(void) { xs ^= xs << 13; xs ^= xs >> 7; xs ^= xs << 17; return (uint32_t)xs; }
+/* floats over the whole range, a third of them tiny, denormal, huge, infinite or NaN */
+static uint32_t special_float(void) {
+    uint32_t u = r32(), s = u & 0x80000000u, f = u & 0x7fffffu;
+    switch (r32() % 9) {
+    case 0: return s | f;                                              /* denormal or zero */
+    case 1: return s | 0x7f800000u | (r32() % 4 ? f : 0);              /* NaN or infinity */
+    case 2: return s | (1 + r32() % 8) << 23 | f;                      /* just above FLT_MIN */
+    case 3: return s | (100 + r32() % 60) << 23 | f;                   /* around 1 */
+    default: return s | (50 + r32() % 40) << 23 | f;                   /* products near FLT_MIN */
+    }
+}
+__attribute__((target("avx512f,avx512bf16")))
+static long hw_compare(int iters) {
+    long bad = 0;
+    for (int it = 0; it < iters; it++) {
+        uint32_t A[16], B[16], C[16], F[32], R[16];
+        uint16_t H[32];
+        for (int i = 0; i < 16; i++) {
+            A[i] = special_float() >> 16 | (special_float() & 0xffff0000u);
+            B[i] = special_float() >> 16 | (special_float() & 0xffff0000u);
+            C[i] = special_float();
+        }
+        for (int i = 0; i < 32; i++) F[i] = special_float() ^ (r32() & 0xffffu);
+        __m512 c, lo, hi;
+        __m512bh a, b;
+        memcpy(&c, C, 64); memcpy(&a, A, 64); memcpy(&b, B, 64);
+        memcpy(&lo, F, 64); memcpy(&hi, F + 16, 64);
+        __m512 r = _mm512_dpbf16_ps(c, a, b);
+        __m512bh cv = _mm512_cvtne2ps_pbh(hi, lo);
+        memcpy(R, &r, 64); memcpy(H, &cv, 64);
+        for (int i = 0; i < 16; i++) {
+            const float e = vg_bf16_dot_pair(vg_bits_f32(C[i]), A[i], B[i]), h = vg_bits_f32(R[i]);
+            if (!(vg_f32_bits(e) == R[i] || (e != e && h != h)) && bad++ < 3)
+                vg_test_fail(__FILE__, __LINE__, "vdpbf16ps acc %08x a %08x b %08x: cpu %08x, C %08x",
+                             C[i], A[i], B[i], R[i], vg_f32_bits(e));
+        }
+        for (int i = 0; i < 32; i++)
+            if (vg_f32_to_bf16(vg_bits_f32(F[i])) != H[i] && bad++ < 3)
+                vg_test_fail(__FILE__, __LINE__, "vcvtne2ps2bf16 %08x: cpu %04x, C %04x", F[i], H[i],
+                             vg_f32_to_bf16(vg_bits_f32(F[i])));
+    }
+    return bad;
+}
+#endif
+
+/* 960,000 vdpbf16ps lanes and 1.9 million conversions of random and special values */
+VG_TEST(bf16_emulation_matches_the_instructions) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (!__builtin_cpu_supports("avx512bf16")) VG_SKIP("this CPU has no AVX512_BF16 to compare with");
+    CHECK(hw_compare(60000) == 0);
+#else
+    VG_SKIP("not an x86-64 build");
+#endif
+}
+
+/* One product into C (ldc-padded, pre-filled with random values or NaN for beta 0) against a
+ * float64 product of the bf16-rounded inputs; returns the number of bad elements. */
+static int check_bf16(int tA, int tB, int M, int N, int K, float alpha, float beta, int pad, int with_bias) {
+    const int lda = (tA ? M : K) + pad, ldb = (tB ? K : N) + pad, ldc = N + pad;
+    const long rowsA = tA ? K : M, rowsB = tB ? N : K;
+    float *A = rnd_alloc(rowsA * lda), *B = rnd_alloc(rowsB * ldb), *bias = with_bias ? rnd_alloc(N) : NULL;
+    float *C = rnd_alloc((long)M * ldc), *C0 = malloc(sizeof(float) * (size_t)((long)M * ldc + 1));
+    if (beta == 0)
+        for (long i = 0; i < (long)M * ldc; i++) C[i] = NAN;
+    memcpy(C0, C, sizeof(float) * (size_t)M * ldc);
+    if (with_bias) vg_gemm_bf16_bias(tA, tB, M, N, K, alpha, A, lda, B, ldb, bias, C, ldc);
+    else vg_gemm_bf16(tA, tB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (with_bias) beta = 0;
+    int bad = 0;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < ldc; j++) {
+            const float got = C[(long)i * ldc + j], old = C0[(long)i * ldc + j];
+            if (j >= N) { if (memcmp(&got, &old, sizeof got) != 0) bad++; continue; }
+            double s = 0, mag = 0;
+            for (int k = 0; k < K; k++) {
+                const double a = vg_round_bf16(tA ? A[(long)k * lda + i] : A[(long)i * lda + k]);
+                const double b = vg_round_bf16(tB ? B[(long)j * ldb + k] : B[(long)k * ldb + j]);
+                s += a * b; mag += fabs(a * b);
+            }
+            const double extra = (beta != 0 ? beta * (double)old : 0.0) + (bias ? bias[j] : 0.0);
+            const double want = alpha * s + extra;
+            const double tol = (K + 2) * 0x1p-24 * (fabs(alpha) * mag + fabs(extra)) + 1e-30;
+            if (!(fabs(got - want) <= tol)) {
+                if (bad < 3)
+                    vg_test_fail(__FILE__, __LINE__, "%c%c M=%d N=%d K=%d alpha=%g beta=%g pad=%d bias=%d: "
+                                 "C[%d][%d] = %.9g, want %.9g (tol %.3g)", tA ? 'T' : 'N', tB ? 'T' : 'N',
+                                 M, N, K, (double)alpha, (double)beta, pad, with_bias, i, j, (double)got, want, tol);
+                bad++;
+            }
+        }
+    free(A); free(B); free(bias); free(C); free(C0);
+    return bad;
+}
+
+VG_TEST(gemm_bf16_all_transposes_and_edges) {
+    static const int sizes[] = { 1, 2, 13, 33, 70 };
+    int bad = 0;
+    for (int t = 0; t < 4; t++)
+        for (int a = 0; a < 5; a++)
+            for (int b = 0; b < 5; b++)
+                for (int c = 0; c < 5; c += 1 + (a + b) % 2)
+                    bad += check_bf16(t >> 1, t & 1, sizes[a], sizes[b], sizes[c], 1, 0, (a + c) % 3, 0);
+    CHECK(bad == 0);
+}
+
+/* alpha/beta/bias, several K blocks (K = 600: 300 pairs, blocks of ≤ 128), more than one column
+ * block (N = 800 > 768), the attention and ViT shapes in small */
+VG_TEST(gemm_bf16_blocks_alpha_beta_bias) {
+    static const float ab[][2] = { { 1, 1 }, { 0.75f, 0.5f }, { -2, 0 }, { 0, 0.5f }, { 0, 0 } };
+    int bad = 0;
+    for (int t = 0; t < 4; t++) {
+        for (int v = 0; v < 5; v++) bad += check_bf16(t >> 1, t & 1, 37, 45, 29, ab[v][0], ab[v][1], 1, 0);
+        bad += check_bf16(t >> 1, t & 1, 45, 40, 601, 1, 0.5f, 3, 0);
+        bad += check_bf16(t >> 1, t & 1, 26, 800, 24, 0.5f, 0, 0, 0);
+        bad += check_bf16(t >> 1, t & 1, 250, 67, 48, 1, 0, 1, 1);
+        bad += check_bf16(t >> 1, t & 1, 13, 35, 0, 1, 0.5f, 0, t & 1);            /* K = 0 */
+    }
+    bad += check_bf16(0, 1, 65, 65, 64, 0.125f, 0, 0, 0);                           /* Q·Kᵀ */
+    bad += check_bf16(0, 0, 65, 64, 65, 1, 0, 0, 0);                                /* A·V */
+    CHECK(bad == 0);
+}
+
+/* Same bits on 1 and 2 threads (each shape big enough for two): units split by rows (180×100×130),
+ * by columns (24×800×120), with several K blocks (60×40×900) */
+VG_TEST(gemm_bf16_deterministic_across_threads) {
+    static const int shapes[][3] = { { 180, 100, 130 }, { 24, 800, 120 }, { 60, 40, 900 } };
+    const int saved = omp_get_max_threads();
+    for (int s = 0; s < 3; s++)
+        for (int t = 0; t < 4; t++) {
+            const int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2], tA = t >> 1, tB = t & 1;
+            float *A = rnd_alloc((long)M * K), *B = rnd_alloc((long)K * N);
+            float *C1 = rnd_alloc((long)M * N), *C2 = malloc(sizeof(float) * (size_t)M * N);
+            memcpy(C2, C1, sizeof(float) * (size_t)M * N);
+            omp_set_num_threads(1);
+            vg_gemm_bf16(tA, tB, M, N, K, 0.5f, A, tA ? M : K, B, tB ? K : N, 1, C1, N);
+            omp_set_num_threads(2);
+            vg_gemm_bf16(tA, tB, M, N, K, 0.5f, A, tA ? M : K, B, tB ? K : N, 1, C2, N);
+            CHECK_MSG(memcmp(C1, C2, sizeof(float) * (size_t)M * N) == 0, "%dx%dx%d %c%c: 1 vs 2 threads differ",
+                      M, N, K, tA ? 'T' : 'N', tB ? 'T' : 'N');
+            free(A); free(B); free(C1); free(C2);
+        }
+    omp_set_num_threads(saved);
+}
+
+VG_TEST(gemm_bf16_batched_and_inside_parallel_region) {
+    const int batch = 5, M = 65, N = 64, K = 65;
+    for (int t = 0; t < 4; t++) {
+        const int tA = t >> 1, tB = t & 1, lda = (tA ? M : K) + 1, ldb = (tB ? K : N) + 2, ldc = N + 3;
+        const long sA = (long)(tA ? K : M) * lda + 5, sB = (long)(tB ? N : K) * ldb + 7, sC = (long)M * ldc + 1;
+        float *A = rnd_alloc(sA * batch), *B = rnd_alloc(sB * batch);
+        float *C1 = rnd_alloc(sC * batch), *C2 = malloc(sizeof(float) * (size_t)(sC * batch)), *C3 = malloc(sizeof(float) * (size_t)(sC * batch));
+        memcpy(C2, C1, sizeof(float) * (size_t)(sC * batch)); memcpy(C3, C1, sizeof(float) * (size_t)(sC * batch));
+        vg_gemm_bf16_batched(batch, tA, tB, M, N, K, 0.5f, A, lda, sA, B, ldb, sB, 0.25f, C1, ldc, sC);
+        for (int b = 0; b < batch; b++)
+            vg_gemm_bf16(tA, tB, M, N, K, 0.5f, A + b * sA, lda, B + b * sB, ldb, 0.25f, C2 + b * sC, ldc);
+        #pragma omp parallel for num_threads(2)
+        for (int b = 0; b < batch; b++)
+            vg_gemm_bf16(tA, tB, M, N, K, 0.5f, A + b * sA, lda, B + b * sB, ldb, 0.25f, C3 + b * sC, ldc);
+        CHECK_MSG(memcmp(C1, C2, sizeof(float) * (size_t)(sC * batch)) == 0, "batched %c%c differs from single", tA ? 'T' : 'N', tB ? 'T' : 'N');
+        CHECK_MSG(memcmp(C3, C2, sizeof(float) * (size_t)(sC * batch)) == 0, "%c%c inside a parallel region differs", tA ? 'T' : 'N', tB ? 'T' : 'N');
+        free(A); free(B); free(C1); free(C2); free(C3);
+    }
+}
+
+VG_TEST(gemm_bf16_names_its_kernel) {
+    const char *k = vg_gemm_bf16_kernel();
+    printf("    bf16 GEMM kernel: %s\n", k);
+#if defined(__AVX512BF16__)
+    CHECK(strstr(k, "vdpbf16ps") != NULL);
+#endif
+}
+#endif
