@@ -329,10 +329,11 @@ VG_TEST(train_bench_profile_prints_where_the_time_goes) {
     const char *all = strstr(table, "\nall ");
     double total = 0;
     REQUIRE(all && sscanf(all + 1 + 4, "%lf", &total) == 1);
-    double median_step = 0;
-    REQUIRE(sscanf(strstr(bench, "median step") + 12, "%lf", &median_step) == 1);
-    /* the mean of 3 steps against their median: same order of magnitude, nothing missing */
-    CHECK_MSG(total > 0.5 * median_step && total < 3 * median_step, "all %.2f ms, median step %.2f ms", total, median_step);
+    double median_step = 0, min_step = 0, max_step = 0;
+    REQUIRE(sscanf(strstr(bench, "median step") + 12, "%lf ms (min %lf, max %lf)", &median_step, &min_step, &max_step) == 3);
+    /* the profile's mean step lies between the fastest and the slowest timed step: nothing missing,
+     * nothing counted twice (bounds from the same steps, so a busy machine cannot fail it) */
+    CHECK_MSG(total > 0.5 * min_step && total < 2 * max_step, "all %.2f ms, steps %.2f..%.2f ms", total, min_step, max_step);
 }
 
 /* the bench line counts the FLOPs a step performs: with CLS pooling the last block computes the
