@@ -147,10 +147,10 @@ static vg_tensor *attention_forward(attn_ctx *c, double attn_drop, bool train, v
     const bool drop = train && attn_drop > 0;
     vg_tensor *attn = vg_empty(VG_DIMS(B, H, R, N));
     c->attn = vg_data(attn);
-    if (drop) {        /* the mask is drawn up front, in order, so it does not depend on threads */
+    if (drop) {        /* the mask is drawn up front, per sample, so it does not depend on threads */
         c->mask = vg_arena_alloc(sizeof(real) * (size_t)(B * H * RN + 1));
         c->dropped = vg_arena_alloc(sizeof(real) * (size_t)(B * H * RN + 1));
-        vg_dropout_mask(c->mask, B * H * RN, attn_drop, rng);
+        vg_dropout_mask(c->mask, B, H * RN, attn_drop, rng);
     }
     vg_tensor *out = vg_empty(VG_DIMS(B, R, D));
     real *op = vg_data(out);

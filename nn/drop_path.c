@@ -6,7 +6,8 @@
  *                     y[b, …] = x[b, …] · m_b
  *   eval or p == 0:   identity (x itself, nothing recorded)
  *   backward:         dx[b, …] = dy[b, …] · m_b   (the mask is saved)
- * The mask is vg_dropout_mask over B entries: B uniforms from the rng, in sample order. */
+ * The mask is vg_dropout_mask over B samples of one entry each: sample b's draw depends on one key
+ * from the rng and b's index in the global batch (vg_dropout_first_sample), not on the process. */
 #include "nn.h"
 
 /* saved: [0] the mask (B) */
@@ -28,7 +29,7 @@ vg_tensor *vg_drop_path_fn(vg_tensor *x, double p, bool train, vg_rng *rng) {
     if (x->ndim < 1) { vg_set_error("drop_path: needs a batch dimension (got a scalar)"); return NULL; }
     if (!rng) { vg_set_error("drop_path: training with p = %g needs an rng (got NULL)", p); return NULL; }
     vg_tensor *mask = vg_empty(VG_DIMS(x->shape[0]));
-    vg_dropout_mask(vg_data(mask), x->shape[0], p, rng);
+    vg_dropout_mask(vg_data(mask), x->shape[0], 1, p, rng);
     return vg_drop_path_masked_fn(x, mask);
 }
 

@@ -3,12 +3,24 @@
  *   train and p > 0:  draw m from the rng (one uniform per element, row-major), y = x ⊙ m
  *   eval or p == 0:   identity (x itself is returned, nothing is recorded)
  *   backward:         dx = dy ⊙ m   (the mask is saved, so forward and backward agree exactly)
- * Kept values are scaled at train time so eval needs no rescaling (E[y] = x). */
+ * Kept values are scaled at train time so eval needs no rescaling (E[y] = x).
+ * The mask of sample i (dim 0) comes from its own generator, seeded by (one key drawn from the
+ * caller's rng per call, i's index in the global batch): the same sample gets the same mask
+ * whichever data-parallel rank computes it and whatever the batch split. */
 #include "nn.h"
 
-void vg_dropout_mask(real *mask, int64_t n, double p, vg_rng *rng) {
+static int64_t first_sample;
+void vg_dropout_first_sample(int64_t index) { first_sample = index; }
+
+void vg_dropout_mask(real *mask, int64_t rows, int64_t row_len, double p, vg_rng *rng) {
     const real scale = p < 1 ? (real)(1.0 / (1.0 - p)) : 0;
-    for (int64_t i = 0; i < n; i++) mask[i] = vg_rng_uniform(rng) >= p ? scale : 0;
+    const uint64_t key = vg_rng_next(rng);
+    #pragma omp parallel for schedule(static) if (rows > 1 && rows * row_len > 65536)
+    for (int64_t r = 0; r < rows; r++) {
+        vg_rng g = vg_rng_seed(key + 0x9e3779b97f4a7c15ULL * (uint64_t)(first_sample + r + 1));
+        real *m = mask + r * row_len;
+        for (int64_t i = 0; i < row_len; i++) m[i] = vg_rng_uniform(&g) >= p ? scale : 0;
+    }
 }
 
 /* saved: [0] the mask, shape of x */
@@ -29,7 +41,8 @@ vg_tensor *vg_dropout_fn(vg_tensor *x, double p, bool train, vg_rng *rng) {
     if (!rng) { vg_set_error("dropout: training with p = %g needs an rng (got NULL)", p); return NULL; }
     vg_tensor *mask = vg_empty(x->ndim, x->shape);
     int64_t len = vg_numel(x);
-    vg_dropout_mask(vg_data(mask), len, p, rng);
+    const int64_t rows = x->ndim >= 2 ? x->shape[0] : 1;
+    vg_dropout_mask(vg_data(mask), rows, rows ? len / rows : 0, p, rng);
     vg_tensor *xc = vg_contiguous_raw(x);
     vg_tensor *y = vg_empty(x->ndim, x->shape);
     const real *xp = vg_data(xc), *m = vg_data(mask);

@@ -47,7 +47,7 @@ vg_tensor *vg_layernorm_fn(vg_tensor *x, vg_tensor *w, vg_tensor *b, double eps)
 /* gelu(x + b), exact erf form; b (D) broadcast over the last dim, may be NULL */
 vg_tensor *vg_bias_gelu_fn(vg_tensor *x, vg_tensor *b);
 /* inverted dropout: zero with probability p, scale kept values by 1/(1−p); identity if !train or p == 0.
- * The mask is drawn from rng (deterministic given the rng state). */
+ * The mask is drawn per sample (dim 0; a 1-D x is one sample) as vg_dropout_mask says. */
 vg_tensor *vg_dropout_fn(vg_tensor *x, double p, bool train, vg_rng *rng);
 /* The attention core, timm layout. qkv (B, N, 3·D) laid out (3, heads, head_dim) on the last dim →
  * softmax(Q Kᵀ / √head_dim) V, heads merged back → (B, N, D). attn_drop applies dropout to the
@@ -94,9 +94,15 @@ void vg_column_sums(const real *x, int64_t rows, int64_t cols, real *out, bool a
  * vg_gemm with beta = 1 straight into an existing gradient buffer, or into a fresh one. */
 void vg_accumulate_grad_gemm(vg_tensor *t, int transA, int transB, int M, int N, int K, real alpha,
                              const real *A, int lda, const real *B, int ldb);
-/* Inverted-dropout mask: mask[i] = 1/(1−p) with probability 1−p, else 0 (all 0 when p = 1).
- * Draws n uniforms from rng in order: the same rng state gives the same mask. */
-void vg_dropout_mask(real *mask, int64_t n, double p, vg_rng *rng);
+/* Inverted-dropout mask over `rows` samples of row_len elements each: mask = 1/(1−p) with
+ * probability 1−p, else 0 (all 0 when p = 1). rng gives one 64-bit key per call (the same draw on
+ * every process of a data-parallel job); sample r's mask comes from a generator seeded by (key,
+ * vg_dropout_first_sample + r) alone, so a sample's mask does not depend on which process holds
+ * it, on the batch split, or on the thread count. */
+void vg_dropout_mask(real *mask, int64_t rows, int64_t row_len, double p, vg_rng *rng);
+/* The index, within the global batch, of row 0 of the batches that follow (default 0): a
+ * data-parallel rank that holds samples [lo, hi) of the global batch sets lo. */
+void vg_dropout_first_sample(int64_t index);
 
 /* ------------------------------------------------------------------ modules */
 typedef struct { vg_tensor *weight, *bias; int in, out; } vg_linear;
