@@ -148,6 +148,9 @@ $(B)/gemm_bench: bench/gemm_bench.c tensor/gemm.c tensor/gemm.h
 	$(CC) $(CFLAGS) bench/gemm_bench.c tensor/gemm.c -o $@ -lopenblas -lm
 bench: train-binary $(B)/gemm_bench
 	bash bench/run.sh $(B)
+# data-parallel speed: 1 process vs 2 ranks over shared memory and TCP, and a scaling model
+bench-mpi: $(B)/train-mpi
+	bash bench/mpi.sh $(B)
 
 clean:
 	rm -rf build build-asan train gradcheck inspect

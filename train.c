@@ -74,16 +74,46 @@ static struct {
     FILE *csv;
 } run_state;
 
+/* rc 1 is an error this process may have alone (its data, its checkpoint): with several
+ * processes it ends the whole job (the message was printed first), not only this process */
 static int finish(int rc) {
     trainer *t = &run_state.t;
+    if (rc == 1 && vg_dist_size() > 1) {
+        fprintf(stderr, "train: rank %d (on %s) failed (the message above): ending the whole job\n", vg_dist_rank(), vg_dist_host());
+        vg_dist_abort(rc);
+    }
     if (run_state.csv) fclose(run_state.csv);
     vg_loader_free(run_state.loader);
     vg_dataset_free(run_state.train); vg_dataset_free(run_state.test);
     vg_adamw_free(t->opt);
     vg_params_free(&t->params); vg_params_free(&t->state_dict);
     if (run_state.model_ready) vg_vit_free(&t->model);
+    vg_grad_sync_free(t->sync);                 /* after the model: the gradients live in it */
     vg_arena_free_all();
+    vg_dist_finalize();
     return rc;
+}
+
+/* --threads default: this process's share of its node's cores (N processes on one machine must
+ * not start N x cores threads), and never more than the cores it may run on */
+static int default_threads(void) {
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int share = (int)(online > 0 ? online : 1) / vg_dist_local_size();
+    int allowed = omp_get_num_procs();
+    if (share > allowed) share = allowed;
+    return share > 0 ? share : 1;
+}
+
+/* the start-up line: processes x threads and the host of each rank (collective) */
+static void print_processes(void) {
+    const int n = vg_dist_size();
+    char (*hosts)[64] = calloc((size_t)n, 64);
+    if (!hosts) return;
+    vg_dist_hosts(hosts);
+    printf("%s: %d process%s x %d threads", vg_dist_backend(), n, n > 1 ? "es" : "", omp_get_max_threads());
+    for (int r = 0; r < n; r++) printf("%s%d on %s", r ? ", " : "; rank ", r, hosts[r]);
+    printf("\n");
+    free(hosts);
 }
 
 /* The model: the preset, or with --resume the configuration saved in the checkpoint (model_path
@@ -109,7 +139,8 @@ static int build_model(options *o, char *model_path, char *state_path, size_t pa
     vg_vit_params(&t->model, &t->params);
     vg_vit_state(&t->model, &t->state_dict);
     t->opt = vg_adamw_new(&t->params, o->wd);
-    return 0;
+    t->sync = vg_grad_sync_new(&t->params, (size_t)(o->bucket_mb * (1 << 20)), err, ERRLEN);
+    return t->sync ? 0 : -1;
 }
 
 /* the test split, checked against the model */
@@ -150,7 +181,7 @@ static int eval_and_log(const options *o, const vg_dataset *test, int64_t per_ep
            (double)t->step / (double)per_epoch, r.loss, 100 * r.acc, wall);
     fprintf(run_state.csv, "%lld,%.4f,,,,%.6f,%.4f,,%.1f\n", (long long)t->step, (double)t->step / (double)per_epoch, r.loss, r.acc, wall);
     fflush(run_state.csv);
-    if (t->step == total) {
+    if (t->step == total && vg_dist_rank() == 0) {
         eval_report_print(&r, test, stdout);
         char cpath[2100];
         snprintf(cpath, sizeof cpath, "%s/confusion.txt", o->out);
@@ -166,10 +197,20 @@ static int eval_and_log(const options *o, const vg_dataset *test, int64_t per_ep
 int main(int argc, char **argv) {
     options o = vg_options_parse(argc, argv);
     char err[ERRLEN];
-    if (o.threads > 0) omp_set_num_threads(o.threads);
+    if (vg_dist_init(&argc, &argv, err, sizeof err)) { fprintf(stderr, "train: %s\n", err); return 1; }
+    vg_dist_set_timeout(o.comm_timeout);
+    const int rank = vg_dist_rank(), nproc = vg_dist_size();
+    if (o.batch % nproc) {                          /* every process decides the same, before any work */
+        if (rank == 0) fprintf(stderr, "train: --batch: %d is not divisible by the %d processes (each takes --batch / N "
+                                       "of every global batch)\n", o.batch, nproc);
+        return finish(2);
+    }
+    if (rank > 0 && !freopen("/dev/null", "w", stdout)) return finish(1);   /* logs from rank 0 only */
+    omp_set_num_threads(o.threads > 0 ? o.threads : default_threads());
     trainer *t = &run_state.t;
     char model_path[4096] = "", state_path[4096] = "";
     if (build_model(&o, model_path, state_path, sizeof model_path, err)) FAIL();
+    print_processes();
     if (o.trace_shapes) {
         printf("model %s: %lld parameters\n", o.model, (long long)vg_vit_param_count(&t->model.cfg));
         return finish(vg_vit_trace(&t->model, 2, stdout) ? 0 : 1);
@@ -194,6 +235,7 @@ int main(int argc, char **argv) {
     vg_loader_config lc = vg_loader_config_default();
     lc.batch_size = o.batch; lc.train = 1; lc.image_size = t->model.cfg.img_size;
     lc.n_threads = o.loader_threads; lc.seed = o.seed;
+    lc.shard = rank; lc.n_shards = nproc;           /* this process's slice of every global batch */
     lc.aug = !strcmp(o.aug, "none") ? VG_AUG_NONE : !strcmp(o.aug, "crop") ? VG_AUG_PAD_CROP : !strcmp(o.aug, "rrc") ? VG_AUG_RRC : VG_AUG_AUTO;
     vg_loader *loader = run_state.loader = vg_loader_new(train, &lc, err, sizeof err);
     if (!loader) FAIL();
@@ -207,9 +249,11 @@ int main(int argc, char **argv) {
         if (trainer_load_state(t, state_path, &ls, o.batch, err) || vg_loader_state_set(loader, &ls, err, sizeof err)) FAIL();
         printf("resumed from %s at step %lld\n", state_path, (long long)t->step);
     }
-    if (mkdir_p(o.out)) { fprintf(stderr, "train: %s: cannot create the output directory: %s\n", o.out, strerror(errno)); return finish(1); }
+    /* rank 0 writes the outputs (metrics.csv, checkpoints, confusion.txt); the others /dev/null */
+    if (rank == 0 && mkdir_p(o.out)) { fprintf(stderr, "train: %s: cannot create the output directory: %s\n", o.out, strerror(errno)); return finish(1); }
     char csv_path[2100];
-    snprintf(csv_path, sizeof csv_path, "%s/metrics.csv", o.out);
+    if (rank == 0) snprintf(csv_path, sizeof csv_path, "%s/metrics.csv", o.out);
+    else snprintf(csv_path, sizeof csv_path, "/dev/null");
     FILE *csv = run_state.csv = fopen(csv_path, t->step > 0 ? "a" : "w");
     if (!csv) { fprintf(stderr, "train: %s: %s\n", csv_path, strerror(errno)); return finish(1); }
     if (t->step == 0) fprintf(csv, "step,epoch,loss,lr,train_acc,test_loss,test_acc,images_per_s,wall_s\n");
@@ -238,7 +282,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "Try a lower --lr, a smaller --clip, or a longer --warmup.\n");
             return finish(3);
         }
-        log_loss += loss; log_correct += correct; log_images += b.n; log_n++;
+        log_loss += loss; log_correct += correct; log_images += b.global_n; log_n++;
         int64_t epoch = (t->step - 1) / per_epoch;
         bool epoch_end = t->step % per_epoch == 0 || t->step == total;
         double wall = t->wall_offset + run_now_s() - t_start;
@@ -261,7 +305,7 @@ int main(int argc, char **argv) {
             t_log = run_now_s();
         }
         if (do_save) {
-            if (trainer_save_checkpoint(t, &o, &sched, loader, wall, err)) { fprintf(stderr, "train: checkpoint: %s\n", err); return finish(1); }
+            if (rank == 0 && trainer_save_checkpoint(t, &o, &sched, loader, wall, err)) { fprintf(stderr, "train: checkpoint: %s\n", err); return finish(1); }
             last_saved = t->step;
             snprintf(last_ckpt, sizeof last_ckpt, "%s/checkpoints/step-%08lld", o.out, (long long)t->step);
             t_log = run_now_s();

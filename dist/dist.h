@@ -62,13 +62,16 @@ typedef struct vg_grad_sync vg_grad_sync;
 typedef struct {
     int buckets;
     int64_t elems;                 /* reals summed per step (with alignment padding) */
-    double comm_ms;                /* last step: first bucket started → last bucket complete */
     double exposed_ms;             /* last step: time spent waiting after backward ended */
+    double backward_ms;            /* last step: vg_grad_sync_begin → vg_grad_sync_finish */
 } vg_grad_sync_stats;
 /* Replaces the params' .grad buffers (any existing ones are freed). Free it after the params. */
 vg_grad_sync *vg_grad_sync_new(const vg_params *params, size_t bucket_bytes, char *err, size_t errlen);
 void vg_grad_sync_begin(vg_grad_sync *s);     /* before vg_backward: installs the engine hook */
 void vg_grad_sync_finish(vg_grad_sync *s);    /* after vg_backward: sums, waits, divides by N */
 vg_grad_sync_stats vg_grad_sync_stats_get(const vg_grad_sync *s);
+/* milliseconds one blocking sum of the whole gradient takes, median of `reps` (a benchmark: it
+ * overwrites the gradients; collective) */
+double vg_grad_sync_time_sum(vg_grad_sync *s, int reps);
 void vg_grad_sync_free(vg_grad_sync *s);
 #endif

@@ -21,7 +21,7 @@ typedef struct {
     int n_params, pending;
     int handle;                 /* vg_dist_isum handle once started, else -1 */
     bool done;
-    double t_start, t_done;
+    double t_done;
 } bucket;
 
 struct vg_grad_sync {
@@ -30,7 +30,7 @@ struct vg_grad_sync {
     int *bucket_of;             /* [params->n] */
     bucket *b;
     int nb, next_start, hint;
-    double t_backward_end;
+    double t_begin, t_backward_end;
     vg_grad_sync_stats stats;
 };
 
@@ -76,7 +76,6 @@ vg_grad_sync *vg_grad_sync_new(const vg_params *p, size_t bucket_bytes, char *er
 static void start_ready(vg_grad_sync *s, bool all) {
     while (s->next_start < s->nb && (all || s->b[s->next_start].pending == 0)) {
         bucket *b = &s->b[s->next_start++];
-        b->t_start = now_s();
         b->handle = vg_dist_isum(vg_data(s->flat) + b->start, b->len);
     }
 }
@@ -111,6 +110,7 @@ void vg_grad_sync_begin(vg_grad_sync *s) {
     s->hint = s->params->n - 1;
     vg_dist_requests_clear();
     vg_set_grad_ready_hook(grad_ready, s);
+    s->t_begin = now_s();
 }
 
 void vg_grad_sync_finish(vg_grad_sync *s) {
@@ -121,9 +121,7 @@ void vg_grad_sync_finish(vg_grad_sync *s) {
         if (!s->b[k].done) { vg_dist_wait(s->b[k].handle); s->b[k].done = true; s->b[k].t_done = now_s(); }
     double t_end = now_s();
     s->stats.exposed_ms = 1e3 * (t_end - s->t_backward_end);
-    double first = s->b[0].t_start, last = s->b[0].t_done;
-    for (int k = 1; k < s->nb; k++) { if (s->b[k].t_done > last) last = s->b[k].t_done; }
-    s->stats.comm_ms = 1e3 * (last - first);
+    s->stats.backward_ms = 1e3 * (s->t_backward_end - s->t_begin);
     const int N = vg_dist_size();
     if (N > 1) {                                        /* the mean over ranks */
         real *g = vg_data(s->flat);
@@ -135,6 +133,24 @@ void vg_grad_sync_finish(vg_grad_sync *s) {
 }
 
 vg_grad_sync_stats vg_grad_sync_stats_get(const vg_grad_sync *s) { return s->stats; }
+
+static int cmp_double(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
+
+double vg_grad_sync_time_sum(vg_grad_sync *s, int reps) {
+    double ms[64];
+    if (reps > 64) reps = 64;
+    if (reps < 1) reps = 1;
+    vg_dist_any(false);                                 /* start together */
+    for (int r = 0; r < reps; r++) {
+        double t0 = now_s();
+        vg_dist_requests_clear();
+        vg_dist_wait(vg_dist_isum(vg_data(s->flat), vg_numel(s->flat)));
+        ms[r] = 1e3 * (now_s() - t0);
+    }
+    vg_dist_requests_clear();
+    qsort(ms, (size_t)reps, sizeof *ms, cmp_double);
+    return ms[reps / 2];
+}
 
 void vg_grad_sync_free(vg_grad_sync *s) {
     if (!s) return;

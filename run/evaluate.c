@@ -13,6 +13,7 @@ eval_result trainer_evaluate(trainer *t, const vg_dataset *test, int batch, int 
     r.confusion = calloc((size_t)r.classes * (size_t)r.classes, sizeof(int64_t));
     vg_loader_config lc = vg_loader_config_default();
     lc.train = 0; lc.batch_size = batch; lc.image_size = t->model.cfg.img_size; lc.n_threads = loader_threads;
+    lc.shard = vg_dist_rank(); lc.n_shards = vg_dist_size();    /* each process its slice of every batch */
     vg_loader *L = vg_loader_new(test, &lc, err, ERRLEN);
     *ok = L != NULL;
     if (!L) return r;
@@ -20,6 +21,7 @@ eval_result trainer_evaluate(trainer *t, const vg_dataset *test, int batch, int 
     double loss_sum = 0; int64_t correct = 0;
     vg_no_grad_begin();
     while (vg_loader_next(L, &b) == 1) {
+        if (b.n == 0) continue;                     /* a last batch smaller than the process count */
         vg_tensor *logits = vg_vit_forward(&t->model, batch_tensor(&b), false, NULL);
         vg_tensor *loss = vg_cross_entropy_fn(logits, b.y, 0.0);
         if (!loss) { snprintf(err, ERRLEN, "evaluation: %.900s", vg_error()); *ok = false; break; }
@@ -36,6 +38,11 @@ eval_result trainer_evaluate(trainer *t, const vg_dataset *test, int batch, int 
     }
     vg_no_grad_end();
     vg_loader_free(L);
+    /* the sums over processes: every process reports the whole split */
+    vg_dist_sum_f64(&loss_sum, 1);
+    vg_dist_sum_i64(&correct, 1);
+    vg_dist_sum_i64(&r.n, 1);
+    vg_dist_sum_i64(r.confusion, r.classes * r.classes);
     r.loss = r.n ? loss_sum / (double)r.n : NAN;
     r.acc = r.n ? (double)correct / (double)r.n : NAN;
     return r;

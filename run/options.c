@@ -78,7 +78,17 @@ static const flag_def flags[] = {
     {NULL, "--label-smoothing", "X", F_REAL, OPT(label_smoothing), 0, 0.999, NULL, "(default 0.1)"},
     {NULL, "--clip", "X", F_REAL, OPT(clip), 0, 1e9, NULL, "clip the global gradient norm to X; 0 = off (default 1.0)"},
     {NULL, "--seed", "N", F_U64, OPT(seed), 0, (double)INT64_MAX, NULL, "seeds init, shuffling, augmentation, dropout (default 0)"},
-    {NULL, "--threads", "N", F_INT, OPT(threads), 1, 1024, NULL, "compute threads (default: all cores)"},
+    {NULL, "--threads", "N", F_INT, OPT(threads), 1, 1024, NULL,
+     "compute threads per process (default: the process's share of its\n"
+     "node's cores; all of them for a single process)"},
+
+    {"several processes (make MPI=1; mpirun -np N ./train: --batch is the global batch)",
+     "--bucket-mb", "X", F_REAL, OPT(bucket_mb), 0.001, 4096, NULL,
+     "sum gradients over the processes in buckets of X MiB, each as soon\n"
+     "as backward has finished it (default 2)"},
+    {NULL, "--comm-timeout", "S", F_REAL, OPT(comm_timeout), 1, 1e6, NULL,
+     "end the job when the other processes do not answer for S seconds\n"
+     "(a process died or cannot be reached) (default 300)"},
 
     {"output", "--out", "DIR", F_STR, OPT(out), 0, 0, NULL, "metrics.csv, checkpoints (default runs/last)"},
     {NULL, "--eval-every", "N", F_I64, OPT(eval_every), 0, IMAX, NULL,
@@ -236,7 +246,7 @@ options vg_options_parse(int argc, char **argv) {
     o.dataset = "cifar10"; o.out = "runs/last"; o.epochs = 30; o.batch = 128;
     o.lr = 1e-3; o.wd = 0.05; o.min_lr = 1e-5; o.label_smoothing = 0.1; o.clip = 1.0;
     o.warmup = -1; o.eval_every = 1; o.save_every = 1; o.log_every = 50;
-    o.threads = 0; o.loader_threads = 1; o.interp_name = "bicubic"; o.aug = "auto";
+    o.threads = 0; o.loader_threads = 1; o.bucket_mb = 2; o.comm_timeout = 300; o.interp_name = "bicubic"; o.aug = "auto";
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i];
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) { vg_options_usage(stdout); exit(0); }

@@ -10,6 +10,7 @@
 #define VG_RUN_H
 
 #include "data/data.h"
+#include "dist/dist.h"
 #include "optim/optim.h"
 #include "vit/vit.h"
 #include <stdbool.h>
@@ -32,6 +33,7 @@ typedef struct {
     int64_t eval_every, save_every, log_every; bool every_in_steps;
     uint64_t seed;
     int threads, loader_threads;
+    double bucket_mb, comm_timeout;  /* several processes: gradient bucket size, collective timeout */
     bool eval_only, trace_shapes, profile, full_last_block;
     int bench;
     int64_t stop_at;
@@ -51,6 +53,7 @@ typedef struct {
     vg_params params;           /* trainable (optimizer order) */
     vg_params state_dict;       /* every tensor saved in model.safetensors */
     vg_adamw *opt;
+    vg_grad_sync *sync;         /* sums gradients over processes (dist/); free it after the model */
     vg_rng dropout_rng;
     int64_t step;
     double wall_offset;         /* training seconds before this process (resume) */
@@ -71,15 +74,18 @@ int trainer_load_weights(trainer *t, const char *path, vg_interp_mode interp, bo
 /* ------------------------------------------------------------------ evaluation (run/evaluate.c) */
 typedef struct { double loss, acc; int64_t n; int64_t *confusion; int classes; } eval_result;
 
-/* the model in eval mode over a whole split; *ok false (and err set) on failure. Free .confusion. */
+/* the model in eval mode over a whole split, each process its slice of every batch, the sums
+ * taken over processes (collective); *ok false (and err set) on failure. Free .confusion. */
 eval_result trainer_evaluate(trainer *t, const vg_dataset *test, int batch, int loader_threads, char *err, bool *ok);
 void        eval_report_print(const eval_result *r, const vg_dataset *d, FILE *f);
 
 /* ------------------------------------------------------------------ one step, --bench (run/step.c) */
 vg_tensor *batch_tensor(const vg_batch *b);           /* the batch's pixels as an arena tensor */
-/* forward, loss, backward, clip, AdamW at lr; returns the loss (NaN/Inf: no update was made);
- * *correct gets the batch's top-1 hits, *gnorm the gradient norm before clipping */
+/* forward, loss, backward, clip, AdamW at lr; b is this process's slice of the global batch.
+ * Returns the global batch's mean loss (NaN/Inf: no update was made; every process returns the
+ * same); *correct gets the global batch's top-1 hits, *gnorm the gradient norm before clipping.
+ * Gradients are summed over processes during backward (t->sync). Collective. */
 double trainer_step(trainer *t, const options *o, const vg_batch *b, double lr, int64_t *correct, double *gnorm);
-int    trainer_bench(trainer *t, const options *o);  /* --bench N: time N steps on random data */
+int    trainer_bench(trainer *t, const options *o);  /* --bench N: time N steps on random data (collective) */
 
 #endif

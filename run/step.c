@@ -25,20 +25,29 @@ double trainer_step(trainer *t, const options *o, const vg_batch *b, double lr, 
     vg_profile_step_begin();                        /* no-op unless --profile */
     vg_tensor *x = batch_tensor(b);
     vg_profile_phase("batch to tensor");
+    vg_dropout_first_sample(b->offset);             /* masks follow the sample, not the process */
     vg_tensor *logits = vg_vit_forward(&t->model, x, true, &t->dropout_rng);
     vg_tensor *loss = vg_cross_entropy_fn(logits, b->y, o->label_smoothing);
-    if (!loss) { fprintf(stderr, "train: step %lld: %s\n", (long long)t->step, vg_error()); exit(1); }
+    if (!loss) { fprintf(stderr, "train: step %lld: %s\n", (long long)t->step, vg_error()); vg_dist_abort(1); }
     double lv = (double)vg_item(loss);
     *correct = vg_top1_correct(logits, b->y);
     vg_profile_phase("loss value, top-1");
     /* test hook: VG_TEST_NAN_AT_STEP=N makes the loss of step N (1-based) NaN */
     const char *nan_at = getenv("VG_TEST_NAN_AT_STEP");
     if (nan_at && atoll(nan_at) == t->step + 1) lv = NAN;
+    /* the global batch's mean loss and hits: every process takes the same decisions from them */
+    double sums[2] = {lv, (double)*correct};
+    vg_dist_sum_f64(sums, 2);
+    lv = sums[0] / vg_dist_size(); *correct = (int64_t)sums[1];
+    vg_profile_phase("loss and hits over processes");
     if (!isfinite(lv)) { vg_profile_step_end(); return lv; }
     vg_params_zero_grad(&t->params);
     vg_profile_phase("zero_grad");
-    if (!vg_backward(loss, NULL)) { fprintf(stderr, "train: backward: %s\n", vg_error()); exit(1); }
+    vg_grad_sync_begin(t->sync);                    /* buckets summed over processes during backward */
+    if (!vg_backward(loss, NULL)) { fprintf(stderr, "train: backward: %s\n", vg_error()); vg_dist_abort(1); }
     vg_profile_phase("backward: engine");
+    vg_grad_sync_finish(t->sync);                   /* the mean gradient over the global batch */
+    vg_profile_phase("gradient sum over processes (wait)");
     *gnorm = vg_clip_grad_norm(&t->params, o->clip);
     vg_profile_phase("clip grad norm");
     if (!isfinite(*gnorm)) { vg_profile_step_end(); return NAN; }
@@ -56,19 +65,24 @@ static int cmp_double(const void *a, const void *b) { double x = *(const double 
 int trainer_bench(trainer *t, const options *o) {
     const vg_vit_config *c = &t->model.cfg;
     vg_rng r = vg_rng_seed(o->seed);
-    int32_t *labels = malloc(sizeof(int32_t) * (size_t)o->batch);
-    real *pix = malloc(sizeof(real) * (size_t)o->batch * (size_t)(c->in_chans * c->img_size * c->img_size));
-    for (int i = 0; i < o->batch; i++) labels[i] = (int32_t)vg_rng_below(&r, (uint32_t)c->num_classes);
-    for (int64_t i = 0; i < (int64_t)o->batch * c->in_chans * c->img_size * c->img_size; i++) pix[i] = (real)vg_rng_normal(&r);
-    vg_batch b = {o->batch, c->in_chans, c->img_size, c->img_size, pix, labels, 0, 0};
+    const int local = o->batch / vg_dist_size();   /* this process's share of the global batch */
+    int32_t *labels = malloc(sizeof(int32_t) * (size_t)local);
+    real *pix = malloc(sizeof(real) * (size_t)local * (size_t)(c->in_chans * c->img_size * c->img_size));
+    for (int i = 0; i < local; i++) labels[i] = (int32_t)vg_rng_below(&r, (uint32_t)c->num_classes);
+    for (int64_t i = 0; i < (int64_t)local * c->in_chans * c->img_size * c->img_size; i++) pix[i] = (real)vg_rng_normal(&r);
+    vg_batch b = {local, c->in_chans, c->img_size, c->img_size, pix, labels, 0, 0, local * vg_dist_rank(), o->batch};
     int warm = 2, n = o->bench;
-    double *ms = malloc(sizeof(double) * (size_t)n);
+    double *ms = malloc(sizeof(double) * (size_t)n), exposed_ms = 0, backward_ms = 0;
     for (int i = 0; i < warm + n; i++) {
         int64_t correct; double gn;
         if (o->profile && i == warm && !vg_profile_start(n)) { fprintf(stderr, "train: --profile: out of memory\n"); return 1; }
         double t0 = run_now_s();
         trainer_step(t, o, &b, 1e-4, &correct, &gn);
-        if (i >= warm) ms[i - warm] = (run_now_s() - t0) * 1e3;
+        if (i >= warm) {
+            ms[i - warm] = (run_now_s() - t0) * 1e3;
+            vg_grad_sync_stats st = vg_grad_sync_stats_get(t->sync);
+            exposed_ms += st.exposed_ms / n; backward_ms += st.backward_ms / n;
+        }
     }
     qsort(ms, (size_t)n, sizeof *ms, cmp_double);
     double med = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
@@ -79,6 +93,16 @@ int trainer_bench(trainer *t, const options *o) {
            o->model, o->batch, omp_get_max_threads(), t->model.full_last_block ? " full last block" : "",
            med, ms[0], ms[n - 1], ips, flops * ips / 1e9, flops / 1e9, vg_vit_train_flops(c) / 1e9,
            run_peak_rss_mib());
+    {   /* the gradient sum: its cost alone (blocking) against the wait it left after backward */
+        vg_grad_sync_stats st = vg_grad_sync_stats_get(t->sync);
+        double sum_ms = vg_grad_sync_time_sum(t->sync, 5);
+        double hidden = sum_ms > 0 ? 100 * (1 - exposed_ms / sum_ms) : 100;
+        if (vg_dist_size() == 1) printf("bench: 1 process: backward %.1f ms\n", backward_ms);
+        else printf("bench: %d process%s: backward %.1f ms; gradient sum of %.1f MB (%d buckets): %.1f ms when run alone, "
+               "%.1f ms of waiting after backward per step (%.0f %% hidden behind backward)\n",
+               vg_dist_size(), vg_dist_size() > 1 ? "es" : "", backward_ms, st.elems * sizeof(real) / 1e6, st.buckets,
+               sum_ms, exposed_ms, hidden < 0 ? 0.0 : hidden);
+    }
     if (o->profile) { vg_profile_report(stdout); vg_profile_stop(); }
     free(ms); free(pix); free(labels);
     return 0;

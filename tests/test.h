@@ -15,6 +15,10 @@ int  vg_test_failed_now(void);
  * set (tests/run.sh sets it to where the programs were built), else from the repo root. Its
  * combined output goes into out (truncated to n bytes; out may be NULL); returns the exit status. */
 int  vg_test_run(const char *cmd, char *out, size_t n);
+/* A small learnable dataset in the CIFAR-10 binary format in dir: 5 x 64 train records, 64 test
+ * records (test_train.c, test_mpi.c). */
+#include <stdbool.h>
+bool vg_test_write_cifar(const char *dir);
 /* Whether our program `name` (e.g. "inspect") is built, in the same directory. */
 int  vg_test_have_program(const char *name);
 

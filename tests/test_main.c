@@ -5,6 +5,7 @@
  * run). */
 #include "test.h"
 #include "tensor/gemm.h"
+#include "tensor/rng.h"
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -55,6 +56,32 @@ int vg_test_run(const char *cmd, char *out, size_t n) {
     }
     int st = pclose(p);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* vg_test_write_cifar: a small dataset in the real CIFAR-10 binary format: 5×64 train records, 64 test records.
+ * Class c is a horizontal gradient whose slope depends on c, plus noise: learnable. */
+bool vg_test_write_cifar(const char *dir) {
+    vg_rng r = vg_rng_seed(77);
+    unsigned char rec[3073];
+    for (int f = 0; f < 6; f++) {
+        char path[512];
+        if (f < 5) snprintf(path, sizeof path, "%s/data_batch_%d.bin", dir, f + 1);
+        else snprintf(path, sizeof path, "%s/test_batch.bin", dir);
+        FILE *fp = fopen(path, "wb");
+        if (!fp) return false;
+        for (int i = 0; i < 64; i++) {
+            int c = (int)vg_rng_below(&r, 10);
+            rec[0] = (unsigned char)c;
+            for (int k = 0; k < 3072; k++) {
+                int x = k % 32, ch = k / 1024;
+                int v = 128 + (x - 16) * (c - 4) * (ch + 1) / 4 + (int)(vg_rng_normal(&r) * 10);
+                rec[1 + k] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
+            }
+            fwrite(rec, 1, sizeof rec, fp);
+        }
+        fclose(fp);
+    }
+    return true;
 }
 
 int main(int argc, char **argv) {

@@ -49,32 +49,6 @@ static void loss_columns(const char *csv_path, char *out, size_t n) {
     free(s);
 }
 
-/* A small dataset in the real CIFAR-10 binary format: 5×64 train records, 64 test records.
- * Class c is a horizontal gradient whose slope depends on c, plus noise: learnable. */
-static bool write_cifar(const char *dir) {
-    vg_rng r = vg_rng_seed(77);
-    unsigned char rec[3073];
-    for (int f = 0; f < 6; f++) {
-        char path[512];
-        if (f < 5) snprintf(path, sizeof path, "%s/data_batch_%d.bin", dir, f + 1);
-        else snprintf(path, sizeof path, "%s/test_batch.bin", dir);
-        FILE *fp = fopen(path, "wb");
-        if (!fp) return false;
-        for (int i = 0; i < 64; i++) {
-            int c = (int)vg_rng_below(&r, 10);
-            rec[0] = (unsigned char)c;
-            for (int k = 0; k < 3072; k++) {
-                int x = k % 32, ch = k / 1024;
-                int v = 128 + (x - 16) * (c - 4) * (ch + 1) / 4 + (int)(vg_rng_normal(&r) * 10);
-                rec[1 + k] = (unsigned char)(v < 0 ? 0 : v > 255 ? 255 : v);
-            }
-            fwrite(rec, 1, sizeof rec, fp);
-        }
-        fclose(fp);
-    }
-    return true;
-}
-
 static char tmp_root[256];
 static const char *tmp_dir(void) {
     if (!tmp_root[0]) {
@@ -82,7 +56,7 @@ static const char *tmp_dir(void) {
         if (!mkdtemp(tmp_root)) return NULL;
         char d[300]; snprintf(d, sizeof d, "%s/cifar", tmp_root);
         mkdir(d, 0755);
-        if (!write_cifar(d)) return NULL;
+        if (!vg_test_write_cifar(d)) return NULL;
     }
     return tmp_root;
 }
@@ -370,7 +344,7 @@ VG_TEST(train_flag_errors_exit_2_naming_the_flag) {
         {"--profile", "--profile: needs --bench"},
         {"positional", "unexpected argument"},
     };
-    char out[4096], cmd[512];
+    char out[16384], cmd[512];                          /* --help is over 4 KiB */
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         snprintf(cmd, sizeof cmd, "./train %s", cases[i][0]);
         int rc = run(cmd, out, sizeof out);

@@ -1,0 +1,265 @@
+/* test_mpi.c — ./train as 2 MPI ranks over TCP (issue 19): the same numbers as one process on the
+ * same global batch, determinism, resume 2 → 1 and 1 → 2, sharded evaluation, errors and a rank
+ * killed mid-run. Needs mpirun and the MPI build of train (tests/run.sh sets VG_TRAIN_MPI to it;
+ * `make test` builds it when mpicc is present); skips visibly otherwise. */
+#include "test.h"
+#include "tensor/safetensors.h"
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* over TCP on the loopback interface only, as between machines; ranks may share cores */
+#define MPIRUN "env ASAN_OPTIONS=detect_leaks=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 " \
+               "mpirun --oversubscribe --bind-to none --mca btl tcp,self --mca btl_tcp_if_include lo "      \
+               "--mca oob_tcp_if_include lo"
+#define TINY "--dataset cifar10 --model vit-micro-cifar --dim 16 --depth 2 --heads 2 --batch 32 --threads 1 " \
+             "--loader-threads 1 --log-every 1 --eval-every 0 --save-every 0 --seed 3 --drop 0.1 "          \
+             "--attn-drop 0.1 --lr 3e-3 --warmup 2s"
+/* Measured worst relative differences, 2 ranks against 1 process over 24 steps (docs/distributed.md):
+ * loss below metrics.csv's resolution (1e-6 absolute, 4e-7 relative), weights 1.1e-6 of each
+ * tensor's largest, except qkv.bias: its key part has an exactly zero gradient (softmax ignores a
+ * constant added to every key), so what it gets is float rounding noise, which AdamW scales up
+ * to lr-sized steps in either run: 7e-5. The tolerances leave a margin of about 10x. */
+#define LOSS_RTOL 1e-5
+#define WEIGHT_RTOL 1e-5
+#define KEY_BIAS_RTOL 1e-3
+
+static char root[256], train_mpi[1024], data_flag[400];
+
+/* false (and a visible skip) without mpirun or the MPI build of train */
+static bool ready(void) {
+    const char *t = getenv("VG_TRAIN_MPI");
+    if (!t || access(t, X_OK) != 0 || system("command -v mpirun >/dev/null 2>&1") != 0) return false;
+    snprintf(train_mpi, sizeof train_mpi, "%s", t);
+    if (!root[0]) {
+        snprintf(root, sizeof root, "/tmp/vitgrad-mpi-test-XXXXXX");
+        if (!mkdtemp(root)) return false;
+        char d[300]; snprintf(d, sizeof d, "%s/cifar", root);
+        mkdir(d, 0755);
+        if (!vg_test_write_cifar(d)) return false;
+        snprintf(data_flag, sizeof data_flag, "--data %s", d);
+    }
+    return true;
+}
+#define NEED_MPI() do { if (!ready()) VG_SKIP("no mpirun or no MPI build of train (make test builds build/train-mpi when mpicc is present)"); } while (0)
+
+/* run `train FLAGS` as one process (np 0: no mpirun) or np ranks; output into out */
+static int train(int np, const char *flags, char *out, size_t n) {
+    char cmd[4096];
+    if (np == 0) snprintf(cmd, sizeof cmd, "env ASAN_OPTIONS=detect_leaks=0 %s %s %s %s", train_mpi, TINY, data_flag, flags);
+    else snprintf(cmd, sizeof cmd, MPIRUN " -np %d %s %s %s %s", np, train_mpi, TINY, data_flag, flags);
+    return vg_test_run(cmd, out, n);
+}
+
+/* the loss of every logged step in OUT/metrics.csv, in order; returns the count */
+static int losses(const char *out_dir, double *loss, int max) {
+    char path[512]; snprintf(path, sizeof path, "%s/%s/metrics.csv", root, out_dir);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char line[512];
+    int n = 0;
+    while (fgets(line, sizeof line, f) && n < max) {
+        long long step; double epoch, l;
+        if (sscanf(line, "%lld,%lf,%lf,", &step, &epoch, &l) == 3) loss[n++] = l;
+    }
+    fclose(f);
+    return n;
+}
+
+static double worst_loss_rel_diff(const char *a, const char *b, int want) {
+    double la[64], lb[64];
+    int na = losses(a, la, 64), nb = losses(b, lb, 64);
+    if (na != want || nb != want) return INFINITY;
+    double worst = 0;
+    for (int i = 0; i < na; i++) {
+        double d = fabs(la[i] - lb[i]) / fabs(lb[i]);
+        if (!(d <= worst)) worst = d;
+    }
+    return worst;
+}
+
+/* max over tensors of max|a − b| / max|b| between two model.safetensors (qkv biases apart, in
+ * *key_bias if not NULL); INFINITY if unreadable */
+static double worst_weight_rel_diff(const char *a, const char *b, double *key_bias) {
+    double kb = 0;
+    char pa[512], pb[512], err[512];
+    snprintf(pa, sizeof pa, "%s/%s/model.safetensors", root, a);
+    snprintf(pb, sizeof pb, "%s/%s/model.safetensors", root, b);
+    vg_st_file *fa = vg_st_open(pa, err, sizeof err), *fb = vg_st_open(pb, err, sizeof err);
+    double worst = fa && fb && vg_st_count(fa) == vg_st_count(fb) && vg_st_count(fa) > 0 ? 0 : INFINITY;
+    for (size_t i = 0; worst < INFINITY && i < vg_st_count(fa); i++) {
+        const vg_st_tensor *t = vg_st_at(fa, i);
+        float *x = malloc(sizeof(float) * t->numel), *y = malloc(sizeof(float) * t->numel);
+        if (vg_st_read_f32(fa, t->name, x, t->numel, err, sizeof err) || vg_st_read_f32(fb, t->name, y, t->numel, err, sizeof err)) worst = INFINITY;
+        double dmax = 0, ymax = 0;
+        for (size_t k = 0; worst < INFINITY && k < t->numel; k++) {
+            if (!(fabs(x[k] - y[k]) <= dmax)) dmax = fabs(x[k] - y[k]);
+            if (fabs(y[k]) > ymax) ymax = fabs(y[k]);
+        }
+        double *w = strstr(t->name, "qkv.bias") ? &kb : &worst;
+        if (worst < INFINITY && ymax > 0 && !(dmax / ymax <= *w)) *w = dmax / ymax;
+        free(x); free(y);
+    }
+    vg_st_close(fa); vg_st_close(fb);
+    if (key_bias) *key_bias = kb;
+    else if (kb > worst) worst = kb;
+    return worst;
+}
+
+static char out1[65536], out2[65536];
+
+VG_TEST(mpi_two_ranks_match_one_process_on_the_same_global_batch) {
+    NEED_MPI();
+    char f[600];
+    snprintf(f, sizeof f, "--steps 24 --out %s/one", root);
+    int rc1 = train(0, f, out1, sizeof out1);           /* the MPI build without mpirun: 1 process */
+    snprintf(f, sizeof f, "--steps 24 --out %s/two", root);
+    int rc2 = train(2, f, out2, sizeof out2);
+    CHECK_MSG(rc1 == 0, "1 process: exit %d: %s", rc1, out1);
+    CHECK_MSG(rc2 == 0, "2 ranks: exit %d: %s", rc2, out2);
+    REQUIRE(rc1 == 0 && rc2 == 0);
+    CHECK_MSG(strstr(out1, "1 process x 1 threads; rank 0 on "), "%s", out1);
+    CHECK_MSG(strstr(out2, "2 processes x 1 threads; rank 0 on ") && strstr(out2, ", 1 on "), "%s", out2);
+    double kb, dl = worst_loss_rel_diff("two", "one", 24), dw = worst_weight_rel_diff("two", "one", &kb);
+    printf("    2 ranks vs 1 process, 24 steps: worst relative difference: loss %.2e, weights %.2e, qkv biases %.2e\n", dl, dw, kb);
+    CHECK_MSG(dl <= LOSS_RTOL, "loss differs by %g (relative)", dl);
+    CHECK_MSG(dw <= WEIGHT_RTOL, "weights differ by %g (relative to each tensor's largest)", dw);
+    CHECK_MSG(kb <= KEY_BIAS_RTOL, "qkv biases differ by %g (relative to each tensor's largest)", kb);
+}
+
+VG_TEST(mpi_two_ranks_are_deterministic) {
+    NEED_MPI();
+    char f[600];
+    snprintf(f, sizeof f, "--steps 24 --out %s/two-again", root);
+    int rc = train(2, f, out2, sizeof out2);
+    REQUIRE(rc == 0);
+    CHECK(worst_loss_rel_diff("two-again", "two", 24) == 0);
+    CHECK(worst_weight_rel_diff("two-again", "two", NULL) == 0);
+}
+
+/* stop at step 12 with `from` ranks, resume with `to` (0: one process without mpirun) */
+static void stop_and_resume(int from, int to, const char *dir, const char *reference) {
+    char f[600];
+    snprintf(f, sizeof f, "--steps 24 --stop-at 12 --out %s/%s", root, dir);
+    int rc = train(from, f, out1, sizeof out1);
+    CHECK_MSG(rc == 0, "%s: exit %d: %s", dir, rc, out1);
+    snprintf(f, sizeof f, "--steps 24 --resume %s/%s --out %s/%s", root, dir, root, dir);
+    rc = train(to, f, out2, sizeof out2);
+    CHECK_MSG(rc == 0 && strstr(out2, "resumed from"), "%s: exit %d: %s", dir, rc, out2);
+    double kb, dl = worst_loss_rel_diff(dir, reference, 24), dw = worst_weight_rel_diff(dir, reference, &kb);
+    CHECK_MSG(dl <= LOSS_RTOL && dw <= WEIGHT_RTOL && kb <= KEY_BIAS_RTOL, "%s against %s: loss %g, weights %g, qkv biases %g",
+              dir, reference, dl, dw, kb);
+}
+
+VG_TEST(mpi_resume_from_2_ranks_with_1_and_from_1_with_2) {
+    NEED_MPI();
+    stop_and_resume(2, 0, "two-then-one", "two");
+    stop_and_resume(0, 2, "one-then-two", "one");
+}
+
+VG_TEST(mpi_sharded_evaluation_equals_one_process) {
+    NEED_MPI();
+    char f[600];
+    snprintf(f, sizeof f, "--eval-only --init %s/one/model.safetensors", root);
+    int rc1 = train(0, f, out1, sizeof out1), rc2 = train(2, f, out2, sizeof out2);
+    REQUIRE(rc1 == 0 && rc2 == 0);
+    const char *a = strstr(out1, "test top-1:"), *b = strstr(out2, "test top-1:");
+    REQUIRE(a && b);
+    CHECK_MSG(!strcmp(a, b), "1 process:\n%s\n2 ranks:\n%s", a, b);   /* accuracy, loss, per class, confusion */
+}
+
+VG_TEST(mpi_batch_not_divisible_by_the_ranks_is_refused) {
+    NEED_MPI();
+    int rc = train(2, "--batch 33 --steps 2", out1, sizeof out1);
+    CHECK(rc != 0);
+    CHECK_MSG(strstr(out1, "--batch: 33 is not divisible by the 2 processes") && !strstr(out1, "training "), "%s", out1);
+}
+
+static double now_s(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
+
+VG_TEST(mpi_a_rank_that_cannot_open_its_data_ends_the_job) {
+    NEED_MPI();
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, MPIRUN " -np 1 %s " TINY " %s --steps 50 : -np 1 %s " TINY " --data %s/missing --steps 50",
+             train_mpi, data_flag, train_mpi, root);
+    double t0 = now_s();
+    int rc = vg_test_run(cmd, out1, sizeof out1);
+    CHECK(rc != 0);
+    CHECK_MSG(strstr(out1, "/missing") && strstr(out1, "rank 1 (on ") && strstr(out1, "ending the whole job"), "%s", out1);
+    CHECK_MSG(now_s() - t0 < 60, "took %.0f s", now_s() - t0);
+}
+
+/* the pid of rank `rank` among mpirun's children (OMPI_COMM_WORLD_RANK in its environment), or 0 */
+static pid_t rank_pid(pid_t mpirun, int rank) {
+    char cmd[128], line[64], want[64];
+    snprintf(cmd, sizeof cmd, "pgrep -P %d", (int)mpirun);
+    snprintf(want, sizeof want, "OMPI_COMM_WORLD_RANK=%d", rank);
+    FILE *p = popen(cmd, "r");
+    pid_t found = 0;
+    while (p && !found && fgets(line, sizeof line, p)) {
+        char path[64], env[65536];
+        snprintf(path, sizeof path, "/proc/%d/environ", atoi(line));
+        FILE *f = fopen(path, "rb");
+        if (!f) continue;
+        size_t n = fread(env, 1, sizeof env - 1, f);
+        fclose(f);
+        for (size_t k = 0; k < n; k += strlen(env + k) + 1)
+            if (!strcmp(env + k, want)) { found = atoi(line); break; }
+    }
+    if (p) pclose(p);
+    return found;
+}
+
+static bool exists(const char *path) { struct stat st; return stat(path, &st) == 0; }
+
+VG_TEST(mpi_a_killed_rank_ends_the_job_naming_it_and_the_checkpoint_resumes) {
+    NEED_MPI();
+    char cmd[4096], latest[512], rc_path[512], log_path[512], pid_path[512];
+    snprintf(latest, sizeof latest, "%s/killed/latest", root);
+    snprintf(rc_path, sizeof rc_path, "%s/killed.rc", root);
+    snprintf(log_path, sizeof log_path, "%s/killed.log", root);
+    snprintf(pid_path, sizeof pid_path, "%s/killed.pid", root);
+    snprintf(cmd, sizeof cmd, "(" MPIRUN " -np 2 %s " TINY " %s --steps 1000000 --save-every 10 --log-every 100 --out %s/killed "
+             "> %s 2>&1; echo $? > %s) & echo $! > %s", train_mpi, data_flag, root, log_path, rc_path, pid_path);
+    REQUIRE(system(cmd) == 0);
+    double t0 = now_s();
+    while (!exists(latest) && now_s() - t0 < 60) usleep(100000);
+    REQUIRE(exists(latest));
+    FILE *f = fopen(pid_path, "r");
+    int shell = 0;
+    REQUIRE(f && fscanf(f, "%d", &shell) == 1);
+    fclose(f);
+    pid_t mpirun = 0, victim = 0;
+    snprintf(cmd, sizeof cmd, "pgrep -P %d mpirun", shell);
+    FILE *p = popen(cmd, "r");
+    if (p) { if (fscanf(p, "%d", &mpirun) != 1) mpirun = 0; pclose(p); }
+    if (mpirun) victim = rank_pid(mpirun, 1);
+    REQUIRE(victim > 0);
+    kill(victim, SIGKILL);
+    double t_kill = now_s();
+    while (!exists(rc_path) && now_s() - t_kill < 60) usleep(100000);
+    double took = now_s() - t_kill;
+    usleep(200000);                                    /* let the shell finish writing rc */
+    int rc = -1;
+    f = fopen(rc_path, "r");
+    if (f) { if (fscanf(f, "%d", &rc) != 1) rc = -1; fclose(f); }
+    FILE *lf = fopen(log_path, "r");
+    size_t n = lf ? fread(out1, 1, sizeof out1 - 1, lf) : 0;
+    out1[n] = 0;
+    if (lf) fclose(lf);
+    CHECK_MSG(took < 60, "the job still ran %.0f s after rank 1 was killed", took);
+    CHECK_MSG(rc != 0 && strstr(out1, "rank 1") && strstr(out1, "signal 9"), "exit %d:\n%s", rc, out1);
+    printf("    the job ended %.1f s after rank 1 was killed\n", took);
+    /* the last checkpoint is whole: one process resumes from it for two more steps */
+    char target[512] = "";
+    ssize_t len = readlink(latest, target, sizeof target - 1);
+    long long step = 0;
+    REQUIRE(len > 0 && sscanf(strstr(target, "step-") ? strstr(target, "step-") + 5 : "", "%lld", &step) == 1 && step >= 10);
+    char flags[700];
+    snprintf(flags, sizeof flags, "--steps %lld --resume %s/killed --out %s/killed", step + 2, root, root);
+    rc = train(0, flags, out2, sizeof out2);
+    CHECK_MSG(rc == 0 && strstr(out2, "resumed from"), "exit %d: %s", rc, out2);
+}
