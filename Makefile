@@ -99,8 +99,9 @@ EMULATED_OBJ := $(B)/avx512-emulated/tensor/gemm.o $(B)/avx512-emulated/tensor/g
 $(B)/run_tests_avx512: $(TEST_SRC:%.c=$(B)/f32/%.o) $(B)/f32/dist/single.o $(EMULATED_OBJ) $(filter-out $(B)/f32/tensor/gemm.o $(B)/f32/tensor/gemm_bf16.o,$(OBJ32))
 	$(CC) $^ -o $@ $(WRAP_ALLOC) $(LDLIBS)
 
-# with mpicc and mpirun present, the tests also run ./train as 2 MPI ranks ($(B)/train-mpi)
-test: all $(B)/run_tests $(B)/run_tests_avx512 $(B)/autograd_example $(if $(HAVE_MPI),$(B)/train-mpi)
+# with mpicc and mpirun present, the tests also run ./train as 2 MPI ranks ($(B)/train-mpi) and the
+# gradient bucketer over 2 ranks ($(B)/dist_check)
+test: all $(B)/run_tests $(B)/run_tests_avx512 $(B)/autograd_example $(if $(HAVE_MPI),$(B)/train-mpi $(B)/dist_check)
 	@bash tests/run.sh $(B) $(BIN)
 
 asan:
@@ -118,6 +119,8 @@ train: train-binary
 train-binary: $(B)/f32/train.o $(COMM_OBJ) $(B)/libvitgrad.a
 	$(TRAIN_LD) $^ -o $(BIN)/train $(LDLIBS)
 $(B)/train-mpi: $(B)/f32/train.o $(B)/mpi/dist/mpi.o $(B)/libvitgrad.a
+	$(MPICC) $^ -o $@ $(LDLIBS)
+$(B)/dist_check: $(B)/f32/tests/tools/dist_check.o $(B)/mpi/dist/mpi.o $(B)/libvitgrad.a
 	$(MPICC) $^ -o $@ $(LDLIBS)
 train-fashion: train-binary
 	$(BIN)/train --dataset fashion-mnist --model vit-mnist --epochs 10 --lr 2e-3 --warmup 1e --aug none --out runs/fashion-mnist

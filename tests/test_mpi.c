@@ -263,3 +263,18 @@ VG_TEST(mpi_a_killed_rank_ends_the_job_naming_it_and_the_checkpoint_resumes) {
     rc = train(0, flags, out2, sizeof out2);
     CHECK_MSG(rc == 0 && strstr(out2, "resumed from"), "exit %d: %s", rc, out2);
 }
+
+/* the bucketer itself over 2 ranks: every rank ends with the mean of both ranks' gradients */
+VG_TEST(mpi_gradient_buckets_give_every_rank_the_mean_gradient) {
+    NEED_MPI();
+    char tool[1100], cmd[2048];
+    snprintf(tool, sizeof tool, "%s", train_mpi);
+    char *slash = strrchr(tool, '/');
+    snprintf(slash ? slash + 1 : tool, sizeof tool - (size_t)(slash ? slash + 1 - tool : 0), "dist_check");
+    if (access(tool, X_OK) != 0) VG_SKIP("no dist_check next to train-mpi (make test builds it with mpicc)");
+    snprintf(cmd, sizeof cmd, MPIRUN " -np 2 %s", tool);
+    int rc = vg_test_run(cmd, out1, sizeof out1);
+    CHECK_MSG(rc == 0 && strstr(out1, "dist_check: ok"), "exit %d: %s", rc, out1);
+    const char *ok = strstr(out1, "dist_check: ok");
+    if (ok) printf("    %.*s\n", (int)strcspn(ok, "\n"), ok);
+}
