@@ -215,53 +215,77 @@ static pid_t rank_pid(pid_t mpirun, int rank) {
 
 static bool exists(const char *path) { struct stat st; return stat(path, &st) == 0; }
 
-VG_TEST(mpi_a_killed_rank_ends_the_job_naming_it_and_the_checkpoint_resumes) {
-    NEED_MPI();
+/* Start 2 ranks training for long in the background (extra flags added), wait for a checkpoint,
+ * send rank 1 `sig`, wait (at most 60 s) for the job to end. The job's output goes into out1;
+ * returns the seconds from the signal to the end (negative if it did not start), *rc its status. */
+static double signal_rank_1(const char *name, const char *extra, int sig, int *rc) {
     char cmd[4096], latest[512], rc_path[512], log_path[512], pid_path[512];
-    snprintf(latest, sizeof latest, "%s/killed/latest", root);
-    snprintf(rc_path, sizeof rc_path, "%s/killed.rc", root);
-    snprintf(log_path, sizeof log_path, "%s/killed.log", root);
-    snprintf(pid_path, sizeof pid_path, "%s/killed.pid", root);
-    snprintf(cmd, sizeof cmd, "(" MPIRUN " -np 2 %s " TINY " %s --steps 1000000 --save-every 10 --log-every 100 --out %s/killed "
-             "> %s 2>&1; echo $? > %s) & echo $! > %s", train_mpi, data_flag, root, log_path, rc_path, pid_path);
-    REQUIRE(system(cmd) == 0);
+    snprintf(latest, sizeof latest, "%s/%s/latest", root, name);
+    snprintf(rc_path, sizeof rc_path, "%s/%s.rc", root, name);
+    snprintf(log_path, sizeof log_path, "%s/%s.log", root, name);
+    snprintf(pid_path, sizeof pid_path, "%s/%s.pid", root, name);
+    snprintf(cmd, sizeof cmd, "(" MPIRUN " -np 2 %s " TINY " %s --steps 1000000 --save-every 10 --log-every 100 %s --out %s/%s "
+             "> %s 2>&1; echo $? > %s) & echo $! > %s", train_mpi, data_flag, extra, root, name, log_path, rc_path, pid_path);
+    *rc = -1;
+    if (system(cmd) != 0) return -1;
     double t0 = now_s();
     while (!exists(latest) && now_s() - t0 < 60) usleep(100000);
-    REQUIRE(exists(latest));
     FILE *f = fopen(pid_path, "r");
     int shell = 0;
-    REQUIRE(f && fscanf(f, "%d", &shell) == 1);
+    if (!exists(latest) || !f || fscanf(f, "%d", &shell) != 1) { if (f) fclose(f); return -1; }
     fclose(f);
     pid_t mpirun = 0, victim = 0;
     snprintf(cmd, sizeof cmd, "pgrep -P %d mpirun", shell);
     FILE *p = popen(cmd, "r");
     if (p) { if (fscanf(p, "%d", &mpirun) != 1) mpirun = 0; pclose(p); }
     if (mpirun) victim = rank_pid(mpirun, 1);
-    REQUIRE(victim > 0);
-    kill(victim, SIGKILL);
-    double t_kill = now_s();
-    while (!exists(rc_path) && now_s() - t_kill < 60) usleep(100000);
-    double took = now_s() - t_kill;
+    if (victim <= 0) return -1;
+    kill(victim, sig);
+    double t_sig = now_s();
+    while (!exists(rc_path) && now_s() - t_sig < 60) usleep(100000);
+    double took = now_s() - t_sig;
+    if (sig == SIGSTOP) kill(victim, SIGKILL);          /* if the job did not end it */
     usleep(200000);                                    /* let the shell finish writing rc */
-    int rc = -1;
     f = fopen(rc_path, "r");
-    if (f) { if (fscanf(f, "%d", &rc) != 1) rc = -1; fclose(f); }
+    if (f) { if (fscanf(f, "%d", rc) != 1) *rc = -1; fclose(f); }
     FILE *lf = fopen(log_path, "r");
     size_t n = lf ? fread(out1, 1, sizeof out1 - 1, lf) : 0;
     out1[n] = 0;
     if (lf) fclose(lf);
-    CHECK_MSG(took < 60, "the job still ran %.0f s after rank 1 was killed", took);
-    CHECK_MSG(rc != 0 && strstr(out1, "rank 1") && strstr(out1, "signal 9"), "exit %d:\n%s", rc, out1);
-    printf("    the job ended %.1f s after rank 1 was killed\n", took);
+    return took;
+}
+
+/* signal_rank_1, then: the job ended within `limit` s, failing, its output containing a and b */
+static bool job_ends(const char *name, const char *extra, int sig, double limit, const char *a, const char *b) {
+    int rc;
+    double took = signal_rank_1(name, extra, sig, &rc);
+    CHECK_MSG(took >= 0, "%s: the job did not start or rank 1 was not found", name);
+    CHECK_MSG(took < limit, "%s: the job still ran %.0f s after rank 1 got signal %d", name, took, sig);
+    CHECK_MSG(rc != 0 && strstr(out1, a) && strstr(out1, b), "%s: exit %d:\n%s", name, rc, out1);
+    printf("    %s: the job ended %.1f s after rank 1 got signal %d\n", name, took, sig);
+    return took >= 0 && !vg_test_failed_now();
+}
+
+VG_TEST(mpi_a_killed_rank_ends_the_job_naming_it_and_the_checkpoint_resumes) {
+    NEED_MPI();
+    REQUIRE(job_ends("killed", "", SIGKILL, 60, "rank 1", "signal 9"));
     /* the last checkpoint is whole: one process resumes from it for two more steps */
-    char target[512] = "";
+    char latest[512], target[512] = "";
+    snprintf(latest, sizeof latest, "%s/killed/latest", root);
     ssize_t len = readlink(latest, target, sizeof target - 1);
     long long step = 0;
     REQUIRE(len > 0 && sscanf(strstr(target, "step-") ? strstr(target, "step-") + 5 : "", "%lld", &step) == 1 && step >= 10);
     char flags[700];
     snprintf(flags, sizeof flags, "--steps %lld --resume %s/killed --out %s/killed", step + 2, root, root);
-    rc = train(0, flags, out2, sizeof out2);
+    int rc = train(0, flags, out2, sizeof out2);
     CHECK_MSG(rc == 0 && strstr(out2, "resumed from"), "exit %d: %s", rc, out2);
+}
+
+/* a rank that stops answering (SIGSTOP: a frozen node, a dead link; mpirun sees nothing wrong):
+ * the other rank gives up after --comm-timeout and ends the job with a message */
+VG_TEST(mpi_a_rank_that_stops_answering_ends_the_job_after_the_timeout) {
+    NEED_MPI();
+    job_ends("frozen", "--comm-timeout 3", SIGSTOP, 30, "rank 0 (", "waited 3 s for the other ranks");
 }
 
 /* the bucketer itself over 2 ranks: every rank ends with the mean of both ranks' gradients */
