@@ -144,6 +144,7 @@ reference:
 	/usr/bin/python3 tests/reference/make_nn_reference.py
 	/usr/bin/python3 tests/reference/make_vit_reference.py
 	/usr/bin/python3 tests/reference/make_train_reference.py
+	/usr/bin/python3 tests/reference/make_amp_reference.py
 	/usr/bin/python3 tests/reference/make_regularization_reference.py
 
 # ---- benchmarks (not tests)

@@ -33,6 +33,22 @@ bool vg_grad_enabled(void);
 void vg_no_grad_begin(void);        /* nests; no graph is recorded inside */
 void vg_no_grad_end(void);
 
+/* ---- bf16 autocast (autograd/autocast.c), as torch.autocast("cpu", dtype=torch.bfloat16) ----
+ * While on, Linear, Conv2d and attention multiply bf16-rounded inputs with FP32 accumulation,
+ * forward and backward; everything else stays FP32. Process-wide; set between steps. Returns false
+ * (vg_error says why) when turning it on in the float64 build. */
+bool vg_autocast_set(bool on);
+bool vg_autocast_enabled(void);
+/* vg_gemm / _bias / _batched, or their bf16 forms (tensor/gemm_bf16.c) when bf16 is true: what an
+ * op noted from vg_autocast_enabled() in its forward. */
+void vg_amp_gemm(bool bf16, int transA, int transB, int M, int N, int K, real alpha, const real *A,
+                 int lda, const real *B, int ldb, real beta, real *C, int ldc);
+void vg_amp_gemm_bias(bool bf16, int transA, int transB, int M, int N, int K, real alpha,
+                      const real *A, int lda, const real *B, int ldb, const real *bias, real *C, int ldc);
+void vg_amp_gemm_batched(bool bf16, int batch, int transA, int transB, int M, int N, int K, real alpha,
+                         const real *A, int lda, long strideA, const real *B, int ldb, long strideB,
+                         real beta, real *C, int ldc, long strideC);
+
 /* ---- recording (for op implementers) ---- */
 /* Does an op with these inputs need a node? (grad mode on and some input requires grad) */
 bool     vg_needs_grad(int n, vg_tensor *const *inputs);

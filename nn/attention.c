@@ -17,7 +17,8 @@
  *                        dQ = dS K · scale,  dK = dSᵀ Q · scale
  * The (b, h) pairs are independent: OpenMP runs over them, each writing its own slots of out
  * (forward) or of the input gradients (backward), so results do not depend on the thread count.
- * The small GEMMs (65×65×64 for ViT on CIFAR) go through vg_gemm, single-threaded inside. */
+ * The small GEMMs (65×65×64 for ViT on CIFAR) go through vg_gemm, single-threaded inside (under
+ * autocast vg_gemm_bf16: bf16 inputs, FP32 sums; softmax and its backward stay FP32). */
 #include "nn.h"
 #include "tensor/gemm.h"
 #include "tensor/lanes.h"
@@ -32,6 +33,7 @@ typedef struct {
     int ldq, ldkv;               /* their row strides (self: both 3D; cross: D and 2D) */
     real *attn;                  /* A (B, H, R, N): softmax weights, before dropout */
     real *mask, *dropped;        /* M and Â = A ⊙ M, or NULL without dropout */
+    bool bf16;                   /* autocast at forward: the four products take bf16 inputs */
 } attn_ctx;
 
 /* In-place row softmax of a (rows, N) block: max subtracted, then e = exp(s − max), then e / Σe.
@@ -106,9 +108,9 @@ static void attention_grads(const attn_ctx *c, const real *dout, real *dq, real 
         const real *Ahat = c->dropped ? c->dropped + bh * RN : A;
         real *dS = scratch + bh * RN;
         /* dV = Âᵀ dO */
-        vg_gemm(1, 0, (int)N, (int)hd, (int)R, 1, Ahat, (int)N, dO, (int)D, 0, dV, ldkv);
+        vg_amp_gemm(c->bf16, 1, 0, (int)N, (int)hd, (int)R, 1, Ahat, (int)N, dO, (int)D, 0, dV, ldkv);
         /* dÂ = dO Vᵀ, then through the dropout mask: dA = dÂ ⊙ M */
-        vg_gemm(0, 1, (int)R, (int)N, (int)hd, 1, dO, (int)D, V, ldkv, 0, dS, (int)N);
+        vg_amp_gemm(c->bf16, 0, 1, (int)R, (int)N, (int)hd, 1, dO, (int)D, V, ldkv, 0, dS, (int)N);
         if (c->mask) { const real *M = c->mask + bh * RN; for (int64_t i = 0; i < RN; i++) dS[i] *= M[i]; }
         /* dS = A ⊙ (dA − rowsum(dA ⊙ A)) */
         for (int64_t i = 0; i < R; i++) {
@@ -118,8 +120,8 @@ static void attention_grads(const attn_ctx *c, const real *dout, real *dq, real 
             for (int64_t j = 0; j < N; j++) sr[j] = ar[j] * (sr[j] - dot);
         }
         /* dQ = dS K · scale,  dK = dSᵀ Q · scale */
-        vg_gemm(0, 0, (int)R, (int)hd, (int)N, alpha, dS, (int)N, K, ldkv, 0, dQ, ldq);
-        vg_gemm(1, 0, (int)N, (int)hd, (int)R, alpha, dS, (int)N, Q, ldq, 0, dK, ldkv);
+        vg_amp_gemm(c->bf16, 0, 0, (int)R, (int)hd, (int)N, alpha, dS, (int)N, K, ldkv, 0, dQ, ldq);
+        vg_amp_gemm(c->bf16, 1, 0, (int)N, (int)hd, (int)R, alpha, dS, (int)N, Q, ldq, 0, dK, ldkv);
     }
     vg_arena_release(mark);
 }
@@ -162,7 +164,7 @@ static vg_tensor *attention_forward(attn_ctx *c, double attn_drop, bool train, v
         const real *Q = c->q + b * R * ldq + h * hd, *K = c->k + b * N * ldkv + h * hd, *V = c->v + b * N * ldkv + h * hd;
         real *A = c->attn + bh * RN, *Ahat = A;
         /* S = Q Kᵀ · scale, A = softmax(S) */
-        vg_gemm(0, 1, (int)R, (int)N, (int)hd, alpha, Q, ldq, K, ldkv, 0, A, (int)N);
+        vg_amp_gemm(c->bf16, 0, 1, (int)R, (int)N, (int)hd, alpha, Q, ldq, K, ldkv, 0, A, (int)N);
         softmax_rows_inplace(A, R, N);
         if (drop) {
             const real *M = c->mask + bh * RN;
@@ -170,7 +172,7 @@ static vg_tensor *attention_forward(attn_ctx *c, double attn_drop, bool train, v
             for (int64_t i = 0; i < RN; i++) Ahat[i] = A[i] * M[i];
         }
         /* O = Â V, written as out[b, :, h·hd …] (heads merged back, row stride D) */
-        vg_gemm(0, 0, (int)R, (int)hd, (int)N, 1, Ahat, (int)N, V, ldkv, 0, op + b * R * D + h * hd, (int)D);
+        vg_amp_gemm(c->bf16, 0, 0, (int)R, (int)hd, (int)N, 1, Ahat, (int)N, V, ldkv, 0, op + b * R * D + h * hd, (int)D);
     }
     *attn_tensor = attn;
     return out;
@@ -190,6 +192,7 @@ static attn_ctx *new_ctx(int64_t B, int64_t N, int64_t R, int64_t D, int heads) 
     memset(c, 0, sizeof *c);
     c->B = B; c->N = N; c->R = R; c->H = heads; c->hd = D / heads; c->D = D;
     c->scale = 1.0 / sqrt((double)c->hd);
+    c->bf16 = vg_autocast_enabled();
     return c;
 }
 

@@ -13,13 +13,17 @@
  *                                          into the pixels it was read from.
  * When kernel == stride and padding == 0 (the ViT patch embedding) the patches tile the image:
  * im2col is a pure rearrangement (every pixel lands in exactly one column, no zeros, no overlap)
- * and col2im a pure scatter; both get a branch-free loop. */
+ * and col2im a pure scatter; both get a branch-free loop. Under autocast (autograd/autocast.c) the
+ * three GEMMs take bf16 inputs with FP32 sums. */
 #include "nn.h"
 #include "tensor/gemm.h"
 #include <math.h>
 #include <string.h>
 
-typedef struct { int64_t B, C, H, W, O, kH, kW, s, pad, Ho, Wo; } conv_geom;
+typedef struct {
+    int64_t B, C, H, W, O, kH, kW, s, pad, Ho, Wo;
+    bool bf16;                   /* autocast at forward: the three GEMMs take bf16 inputs */
+} conv_geom;
 
 static bool is_patchify(const conv_geom *g) { return g->pad == 0 && g->kH == g->s && g->kW == g->s; }
 
@@ -91,7 +95,7 @@ static void conv2d_backward(vg_node *n, const vg_tensor *gy) {
         for (int64_t b = 0; b < g->B; b++)
             memcpy(dyt + o * BP + b * P, dy + (b * g->O + o) * P, sizeof(real) * (size_t)P);
     if (vg_input_needs_grad(n, 1))                           /* dW (O, K) += dYt · colsᵀ */
-        vg_accumulate_grad_gemm(n->inputs[1], 0, 1, (int)g->O, (int)K, (int)BP, 1,
+        vg_accumulate_grad_gemm(n->inputs[1], g->bf16, 0, 1, (int)g->O, (int)K, (int)BP, 1,
                                 dyt, (int)BP, vg_data(n->saved[0]), (int)BP);
     if (n->n_inputs > 2 && vg_input_needs_grad(n, 2)) {      /* db[o] += Σ_{b,p} dy[b, o, p] */
         vg_tensor *db = vg_empty(1, (int64_t[]){g->O});
@@ -106,7 +110,7 @@ static void conv2d_backward(vg_node *n, const vg_tensor *gy) {
     }
     if (vg_input_needs_grad(n, 0)) {                         /* dcols (K, B·P) = Wmᵀ · dYt, col2im */
         real *dcols = vg_arena_alloc(sizeof(real) * (size_t)(K * BP + 1));
-        vg_gemm(1, 0, (int)K, (int)BP, (int)g->O, 1, vg_data(n->saved[1]), (int)K, dyt, (int)BP, 0, dcols, (int)BP);
+        vg_amp_gemm(g->bf16, 1, 0, (int)K, (int)BP, (int)g->O, 1, vg_data(n->saved[1]), (int)K, dyt, (int)BP, 0, dcols, (int)BP);
         vg_tensor *dx = vg_zeros(VG_DIMS(g->B, g->C, g->H, g->W));
         col2im(dcols, vg_data(dx), g);
         vg_accumulate_grad_owned(n->inputs[0], dx);
@@ -124,7 +128,8 @@ vg_tensor *vg_conv2d_fn(vg_tensor *x, vg_tensor *w, vg_tensor *b, int stride, in
     if (b && (b->ndim != 1 || b->shape[0] != w->shape[0])) { vg_set_error("conv2d: bias must be (%lld) for weight %s", (long long)w->shape[0], sw); return NULL; }
     conv_geom *g = vg_arena_alloc(sizeof *g);
     *g = (conv_geom){.B = x->shape[0], .C = x->shape[1], .H = x->shape[2], .W = x->shape[3], .O = w->shape[0],
-                     .kH = w->shape[2], .kW = w->shape[3], .s = stride, .pad = padding};
+                     .kH = w->shape[2], .kW = w->shape[3], .s = stride, .pad = padding,
+                     .bf16 = vg_autocast_enabled()};
     g->Ho = g->H + 2 * g->pad >= g->kH ? (g->H + 2 * g->pad - g->kH) / g->s + 1 : 0;
     g->Wo = g->W + 2 * g->pad >= g->kW ? (g->W + 2 * g->pad - g->kW) / g->s + 1 : 0;
     if (g->Ho < 1 || g->Wo < 1) { vg_set_error("conv2d: kernel %s larger than the padded input %s (padding %d)", sw, sx, padding); return NULL; }
@@ -143,7 +148,7 @@ vg_tensor *vg_conv2d_fn(vg_tensor *x, vg_tensor *w, vg_tensor *b, int stride, in
             for (int64_t p = 0; p < P; p++) Y[i * P + p] = bp[i % g->O];
     }
     /* y[b] (O, P) = Wm (O, K) · cols[:, b·P…] for every b: A shared (stride 0), B strided by P */
-    vg_gemm_batched((int)g->B, 0, 0, (int)g->O, (int)P, (int)K, 1, vg_data(wc), (int)K, 0,
+    vg_amp_gemm_batched(g->bf16, (int)g->B, 0, 0, (int)g->O, (int)P, (int)K, 1, vg_data(wc), (int)K, 0,
                     vg_data(cols), (int)BP, (long)P, b ? 1 : 0, Y, (int)P, (long)(g->O * P));
     vg_tensor *inputs[3] = {x, w, b};
     int n_in = b ? 3 : 2;

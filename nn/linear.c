@@ -5,6 +5,8 @@
  *   backward:  dX = dY · W              GEMM (NN)            (R, out)·(out, in) → (R, in)
  *              dW += dYᵀ · X            GEMM (TN), beta = 1  (out, R)·(R, in)   → (out, in)
  *              db += Σ_r dY[r, :]       column sums (by row chunks, vg_column_sums)
+ * Under autocast (autograd/autocast.c, noted at forward) the three GEMMs take bf16 inputs with
+ * FP32 sums (tensor/gemm_bf16.c); the bias and its gradient stay FP32.
  * Also home of the two helpers the other layers share (column sums, GEMM into a gradient). */
 #include "nn.h"
 #include "tensor/gemm.h"
@@ -50,23 +52,24 @@ void vg_column_sums(const real *x, int64_t rows, int64_t cols, real *out, bool a
     vg_arena_release(mark);
 }
 
-void vg_accumulate_grad_gemm(vg_tensor *t, int transA, int transB, int M, int N, int K, real alpha,
+void vg_accumulate_grad_gemm(vg_tensor *t, bool bf16, int transA, int transB, int M, int N, int K, real alpha,
                              const real *A, int lda, const real *B, int ldb) {
     if (!t || !t->requires_grad) return;
     if (t->grad) {                                  /* grads are contiguous: accumulate in place */
-        vg_gemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, 1, vg_data(t->grad), N);
+        vg_amp_gemm(bf16, transA, transB, M, N, K, alpha, A, lda, B, ldb, 1, vg_data(t->grad), N);
         return;
     }
     vg_tensor *g = vg_empty(t->ndim, t->shape);     /* first contribution: the engine adopts it */
-    vg_gemm(transA, transB, M, N, K, alpha, A, lda, B, ldb, 0, vg_data(g), N);
+    vg_amp_gemm(bf16, transA, transB, M, N, K, alpha, A, lda, B, ldb, 0, vg_data(g), N);
     vg_accumulate_grad_owned(t, g);
 }
 
 /* ------------------------------------------------------------------ backward */
-/* saved: [0] X contiguous (…, in), [1] W contiguous (out, in); ints: R, in, out */
+/* saved: [0] X contiguous (…, in), [1] W contiguous (out, in); ints: R, in, out, bf16 (autocast) */
 static void linear_backward(vg_node *n, const vg_tensor *g) {
     const vg_tensor *x = n->saved[0], *w = n->saved[1];
     const int R = (int)n->ints[0], in = (int)n->ints[1], out = (int)n->ints[2];
+    const bool bf16 = n->ints[3];
     const real *dy = vg_data(g);                                    /* (R, out) */
     /* dX last: the op that runs next reads it, and then finds it in cache */
     if (n->n_inputs > 2 && vg_input_needs_grad(n, 2)) {             /* db += Σ_r dY[r, :] */
@@ -75,10 +78,10 @@ static void linear_backward(vg_node *n, const vg_tensor *g) {
         vg_accumulate_grad_owned(n->inputs[2], db);
     }
     if (vg_input_needs_grad(n, 1))                                  /* dW += dYᵀ · X */
-        vg_accumulate_grad_gemm(n->inputs[1], 1, 0, out, in, R, 1, dy, out, vg_data(x), in);
+        vg_accumulate_grad_gemm(n->inputs[1], bf16, 1, 0, out, in, R, 1, dy, out, vg_data(x), in);
     if (vg_input_needs_grad(n, 0)) {                                /* dX = dY · W */
         vg_tensor *dx = vg_empty(x->ndim, x->shape);
-        vg_gemm(0, 0, R, in, out, 1, dy, out, vg_data(w), in, 0, vg_data(dx), in);
+        vg_amp_gemm(bf16, 0, 0, R, in, out, 1, dy, out, vg_data(w), in, 0, vg_data(dx), in);
         vg_accumulate_grad_owned(n->inputs[0], dx);
     }
 }
@@ -108,13 +111,14 @@ vg_tensor *vg_linear_fn(vg_tensor *x, vg_tensor *w, vg_tensor *b) {
     real *Y = vg_data(y);
     /* Y = X Wᵀ + b: the GEMM adds b as it stores each tile (no separate pass over Y) */
     const real *bp = b ? vg_data(vg_contiguous_raw(b)) : NULL;
-    vg_gemm_bias(0, 1, (int)R, (int)out, (int)in, 1, vg_data(xc), (int)in, vg_data(wc), (int)in, bp, Y, (int)out);
+    const bool bf16 = vg_autocast_enabled();
+    vg_amp_gemm_bias(bf16, 0, 1, (int)R, (int)out, (int)in, 1, vg_data(xc), (int)in, vg_data(wc), (int)in, bp, Y, (int)out);
     vg_tensor *inputs[3] = {x, w, b};
     int n_in = b ? 3 : 2;
     if (vg_needs_grad(n_in, inputs)) {
         vg_node *n = vg_record(y, "linear", linear_backward, n_in, inputs);
         n->saved[0] = xc; n->saved[1] = wc;
-        n->ints[0] = R; n->ints[1] = in; n->ints[2] = out;
+        n->ints[0] = R; n->ints[1] = in; n->ints[2] = out; n->ints[3] = bf16;
     }
     return y;
 }

@@ -91,8 +91,9 @@ void vg_combine_chunks(const double *part, int64_t rows, int64_t cols, real *out
  * as above. Used for bias gradients. */
 void vg_column_sums(const real *x, int64_t rows, int64_t cols, real *out, bool accumulate);
 /* t.grad += G where G = alpha·op(A)·op(B) (M×N = t's shape flattened to 2-D), computed by
- * vg_gemm with beta = 1 straight into an existing gradient buffer, or into a fresh one. */
-void vg_accumulate_grad_gemm(vg_tensor *t, int transA, int transB, int M, int N, int K, real alpha,
+ * vg_gemm (bf16: vg_gemm_bf16, autocast) with beta = 1 straight into an existing gradient buffer,
+ * or into a fresh one. */
+void vg_accumulate_grad_gemm(vg_tensor *t, bool bf16, int transA, int transB, int M, int N, int K, real alpha,
                              const real *A, int lda, const real *B, int ldb);
 /* Inverted-dropout mask over `rows` samples of row_len elements each: mask = 1/(1−p) with
  * probability 1−p, else 0 (all 0 when p = 1). rng gives one 64-bit key per call (the same draw on

@@ -30,10 +30,10 @@ emu_kernel=$("$B/run_tests_avx512" --gemm-kernel 2>&1)
 emu_bf16=$("$B/run_tests_avx512" --bf16-kernel 2>&1)
 case "$emu_kernel" in
     *emulated*) run "GEMM, layer and ViT parity tests (float32), GEMM kernel $emu_kernel, bf16 kernel $emu_bf16" \
-                    "$B/run_tests_avx512" test_gemm.c test_gemm_bf16.c test_tensor.c test_autograd.c test_nn.c test_vit.c test_alloc.c ;;
+                    "$B/run_tests_avx512" test_gemm.c test_gemm_bf16.c test_tensor.c test_autograd.c test_nn.c test_vit.c test_alloc.c test_amp.c ;;
     avx512*) echo "== AVX-512 GEMM kernel: this machine runs it natively in the tests above"
              case "$emu_bf16" in
-                 *emulated*) run "bf16 GEMM and --amp tests (float32), bf16 kernel $emu_bf16" "$B/run_tests_avx512" test_gemm_bf16.c amp ;;
+                 *emulated*) run "bf16 GEMM and --amp tests (float32), bf16 kernel $emu_bf16" "$B/run_tests_avx512" test_gemm_bf16.c test_amp.c ;;
              esac ;;
     *) echo "== AVX-512 and bf16 GEMM kernels: not run (this build can only use $emu_kernel: emulating AVX-512 needs AVX2+FMA)" ;;
 esac

@@ -165,16 +165,20 @@ def f32(t):
     return t.detach().cpu().numpy().astype(np.float32)
 
 
+def perturb(model):
+    """timm's init leaves biases 0, norms 1/0 and cls_token ~1e-6: perturb them so that every
+    parameter visibly affects the logits (a wrong bias or norm path would otherwise pass)"""
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.endswith("bias") or "norm" in name or name == "cls_token":
+                p.add_(0.1 * torch.randn_like(p))
+
+
 def make_vit_reference(path):
     cfg = dict(img=16, patch=4, chans=3, classes=10, dim=32, depth=2, heads=2)
     torch.manual_seed(0)
     base = VisionTransformer(**cfg)
-    # timm's init leaves biases 0, norms 1/0 and cls_token ~1e-6: perturb them so that every
-    # parameter visibly affects the logits (a wrong bias or norm path would otherwise pass)
-    with torch.no_grad():
-        for name, p in base.named_parameters():
-            if name.endswith("bias") or "norm" in name or name == "cls_token":
-                p.add_(0.1 * torch.randn_like(p))
+    perturb(base)
     x = torch.randn(4, cfg["chans"], cfg["img"], cfg["img"])
     labels = torch.randint(0, cfg["classes"], (4,))
     state = base.state_dict()
