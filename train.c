@@ -6,6 +6,7 @@
  * are safetensors pairs switched atomically (checkpoint/). A resumed run continues with exactly
  * the same numbers as an uninterrupted one. */
 #include "checkpoint/checkpoint.h"
+#include "tensor/gemm.h"
 #include "checkpoint/model_meta.h"
 #include "run/run.h"
 #include <errno.h>
@@ -207,6 +208,7 @@ int main(int argc, char **argv) {
     }
     if (rank > 0 && !freopen("/dev/null", "w", stdout)) return finish(1);   /* logs from rank 0 only */
     omp_set_num_threads(o.threads > 0 ? o.threads : default_threads());
+    if (o.amp && !vg_autocast_set(true)) { fprintf(stderr, "train: --amp: %s\n", vg_error()); return finish(2); }
     trainer *t = &run_state.t;
     char model_path[4096] = "", state_path[4096] = "";
     if (build_model(&o, model_path, state_path, sizeof model_path, err)) FAIL();
@@ -260,9 +262,10 @@ int main(int argc, char **argv) {
 
     bool tty = isatty(STDOUT_FILENO);
     printf("training %s (%lld parameters) on %s: %d train / %d test images, %lld steps (%lld per epoch), "
-           "batch %d, lr %g, warmup %lld steps, %d threads\n",
+           "batch %d, lr %g, warmup %lld steps, %d threads%s%s\n",
            o.model, (long long)vg_vit_param_count(&t->model.cfg), dir, train->n, test->n, (long long)total,
-           (long long)per_epoch, o.batch, o.lr, (long long)sched.warmup_steps, omp_get_max_threads());
+           (long long)per_epoch, o.batch, o.lr, (long long)sched.warmup_steps, omp_get_max_threads(),
+           o.amp ? ", --amp: bf16 GEMM " : "", o.amp ? vg_gemm_bf16_kernel() : "");
     double t_start = run_now_s(), t_log = t_start;
     int64_t last_saved = -1, log_n = 0, log_correct = 0, log_images = 0;
     double log_loss = 0;

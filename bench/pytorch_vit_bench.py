@@ -6,28 +6,43 @@ forward + cross-entropy (label smoothing 0.1) + backward + clip_grad_norm_ + Ada
 peak_rss_mib (the process's peak resident set from getrusage; it includes the ~300 MiB that
 importing torch costs).
 
-    OPENBLAS_NUM_THREADS=T /usr/bin/python3 bench/pytorch_vit_bench.py PRESET T STEPS [BATCH]
+    OPENBLAS_NUM_THREADS=T /usr/bin/python3 bench/pytorch_vit_bench.py PRESET T STEPS [BATCH] [--amp]
 
-Run it with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE unset (bench/run.sh does): they force older,
-slower OpenBLAS kernels. PyTorch 1.13 from Debian uses OpenBLAS through libblas.so.3 only when
-libopenblas0 is installed.
+--amp: the forward under torch.autocast("cpu", dtype=torch.bfloat16), loss and backward outside it
+(timm's --amp on CPU); the line then says "amp-bf16".
+
+PyTorch at its best, as measured (../shared/PERF_NOTES.md): before torch is imported, glibc's malloc
+is told to keep freed memory (mallopt M_MMAP_THRESHOLD 32 MiB, M_TRIM_THRESHOLD 2^31 - 1, through
+ctypes), so a step reuses its activation pages instead of first-touching fresh ones each time (1.1
+to 2.8x slower steps otherwise); bench/run.sh also sets OMP_WAIT_POLICY=passive and
+OPENBLAS_THREAD_TIMEOUT=4 (two spinning thread pools fight over the cores otherwise) and unsets
+OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE (they force older, slower OpenBLAS kernels). PyTorch 1.13
+from Debian uses OpenBLAS through libblas.so.3 only when libopenblas0 is installed.
 """
+import ctypes
 import os
 import resource
 import statistics
 import sys
 import time
 
-import torch
-import torch.nn.functional as F
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3          # glibc's malloc.h
+_libc = ctypes.CDLL("libc.so.6")
+_libc.mallopt(M_MMAP_THRESHOLD, 32 << 20)
+_libc.mallopt(M_TRIM_THRESHOLD, 2 ** 31 - 1)
+
+import torch  # noqa: E402  (after mallopt)
+import torch.nn.functional as F  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "reference"))
 from make_vit_reference import PRESETS, VisionTransformer  # noqa: E402
 
 
 def main():
-    preset, threads, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-    batch = int(sys.argv[4]) if len(sys.argv) > 4 else 128
+    amp = "--amp" in sys.argv
+    args = [a for a in sys.argv[1:] if a != "--amp"]
+    preset, threads, steps = args[0], int(args[1]), int(args[2])
+    batch = int(args[3]) if len(args) > 3 else 128
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     cfg = PRESETS[preset]
@@ -38,7 +53,9 @@ def main():
     times = []
     for i in range(steps + 2):
         t0 = time.perf_counter()
-        loss = F.cross_entropy(model(x), y, label_smoothing=0.1)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=amp):
+            logits = model(x)
+        loss = F.cross_entropy(logits.float(), y, label_smoothing=0.1)
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -48,7 +65,7 @@ def main():
     med = statistics.median(times)
     rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
     print(f"pytorch {preset} threads {threads} median_ms {med * 1e3:.1f} images_per_s {batch / med:.1f} "
-          f"peak_rss_mib {rss_mib:.0f}")
+          f"peak_rss_mib {rss_mib:.0f}{' amp-bf16' if amp else ''}")
 
 
 if __name__ == "__main__":

@@ -13,8 +13,15 @@
 # the best round of each side. Both run with the same priority: SCHED_FIFO 1 (`chrt -f 1`) when we
 # may use it, so a background job at normal or low priority cannot take a core in the middle of a
 # step (with 2 threads one descheduled thread stalls the other at every barrier); otherwise
-# `nice -n -5`, otherwise plain. OpenBLAS runs with OPENBLAS_CORETYPE/L2_SIZE unset (they force
-# older kernels) and OPENBLAS_NUM_THREADS = torch threads (one pool, no oversubscription).
+# `nice -n -5`, otherwise plain. PyTorch runs at its best (../shared/PERF_NOTES.md): OpenBLAS with
+# OPENBLAS_CORETYPE/L2_SIZE unset (they force older kernels), OPENBLAS_NUM_THREADS = torch threads
+# (one pool, no oversubscription), OPENBLAS_THREAD_TIMEOUT=4 and OMP_WAIT_POLICY=passive (pools
+# that spin fight over the cores), and glibc's malloc keeping freed memory (mallopt in
+# bench/pytorch_vit_bench.py, before torch is imported).
+#
+# Then the same for bf16 mixed precision: ./train --amp against its own FP32 step and against
+# PyTorch under torch.autocast("cpu", dtype=torch.bfloat16), with the vdpbf16ps ceiling
+# (bench/bf16_peak.c) where the CPU has AVX512_BF16.
 set -u
 B=${1:-build}
 ROUNDS=${ROUNDS:-2}
@@ -52,6 +59,12 @@ echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 
 best() { awk -v a="$1" -v b="$2" 'BEGIN { print (a > b ? a : b) }'; }
 ips_of() { echo "$1" | sed -E 's/.* ([0-9.]+) images\/s.*/\1/'; }    # images/s of a "bench:" line
+# one PyTorch run at its best: torch_line PRESET THREADS STEPS [--amp] → its "pytorch …" line
+torch_line() {
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=$2 OMP_NUM_THREADS=$2 \
+        OMP_WAIT_POLICY=passive OPENBLAS_THREAD_TIMEOUT=4 \
+        $PRIO "$PYTHON" bench/pytorch_vit_bench.py "$@" 2>&1 | grep '^pytorch'
+}
 
 for spec in vit-tiny-cifar:4 vit-micro-cifar:6 vit-mnist:10 vit-tiny-in64:4; do
     P=${spec%%:*}; N=${spec##*:}
@@ -70,8 +83,7 @@ for spec in vit-tiny-cifar:4 vit-micro-cifar:6 vit-mnist:10 vit-tiny-in64:4; do
             f_ips=$(best "$f_ips" "$(ips_of "$line")")
             sleep 0.3
             if [ $HAVE_TORCH = 1 ]; then
-                pl=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=$T OMP_NUM_THREADS=$T \
-                     $PRIO "$PYTHON" bench/pytorch_vit_bench.py "$P" "$T" "$N" 2>&1 | grep '^pytorch')
+                pl=$(torch_line "$P" "$T" "$N")
                 p_ips=$(best "$p_ips" "$(echo "$pl" | awk '{print $8}')")
                 p_rss=$(best "$p_rss" "$(echo "$pl" | awk '{print $10}')")
                 sleep 0.3
@@ -94,6 +106,56 @@ echo "the logits read); \"timm's work\" is ./train --full-last-block, every toke
 echo "it. GFLOP/s = images/s × the FLOP per image per training step each program performs (forward +"
 echo "backward of every matmul, attention and conv); % of peak = vitgrad GFLOP/s / the FMA peak above"
 echo "for that thread count; batch 128."
+echo
+
+# ---- bf16 mixed precision: ./train --amp vs its FP32 step and vs PyTorch's torch.autocast bf16
+if [ ! -x "$B/bf16_peak" ] || [ bench/bf16_peak.c -nt "$B/bf16_peak" ]; then
+    gcc -std=c11 -O2 -march=native -fopenmp -Wall -Wextra bench/bf16_peak.c -o "$B/bf16_peak" || exit 1
+fi
+BPEAKS=$(for i in 1 2 3; do OMP_PROC_BIND=spread OMP_PLACES=cores $PRIO "$B/bf16_peak" 2; done)
+BPEAK1=$(echo "$BPEAKS" | awk '$3 == 1 && $5 > m {m = $5} END {print m + 0}')
+BPEAK2=$(echo "$BPEAKS" | awk '$3 == 2 && $5 > m {m = $5} END {print m + 0}')
+KERNEL=$("$TRAIN" --model vit-mnist --bench 1 --threads 1 --amp 2>&1 | grep '^bench:' | sed -E 's/.*bf16 GEMM: ([^)]*)\).*/\1/')
+echo "## bf16 mixed precision: ./train --amp vs PyTorch torch.autocast(\"cpu\", dtype=torch.bfloat16)"
+echo
+if [ "$BPEAK1" = 0 ]; then echo "bf16 peak: $(echo "$BPEAKS" | head -1)"
+else echo "bf16 peak (bench/bf16_peak.c, vdpbf16ps chains): $BPEAK1 GFLOP/s on 1 thread, $BPEAK2 on 2 (FP32 FMA: $PEAK1, $PEAK2)"; fi
+echo "vitgrad's bf16 GEMM kernel: $KERNEL"
+echo
+echo "| preset | thr | steps | --amp img/s | FP32 img/s | --amp / FP32 | PyTorch bf16 img/s | --amp / PyTorch bf16 | PyTorch FP32 img/s | --amp GFLOP/s | % of bf16 peak |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
+for spec in vit-tiny-cifar:4 vit-micro-cifar:6 vit-mnist:10 vit-tiny-in64:4; do
+    P=${spec%%:*}; N=${spec##*:}
+    for T in 1 2; do
+        a_ips=0; v_ips=0; pa_ips=0; pf_ips=0; gf_img=0
+        for ((r = 0; r < ROUNDS; r++)); do
+            line=$($PRIO "$TRAIN" --model "$P" --bench "$N" --threads "$T" --amp 2>&1 | grep '^bench:')
+            a_ips=$(best "$a_ips" "$(ips_of "$line")")
+            gf_img=$(echo "$line" | sed -E 's/.*\(([0-9.]+) GFLOP per image.*/\1/')
+            sleep 0.3
+            line=$($PRIO "$TRAIN" --model "$P" --bench "$N" --threads "$T" 2>&1 | grep '^bench:')
+            v_ips=$(best "$v_ips" "$(ips_of "$line")")
+            sleep 0.3
+            if [ $HAVE_TORCH = 1 ]; then
+                pa_ips=$(best "$pa_ips" "$(torch_line "$P" "$T" "$N" --amp | awk '{print $8}')")
+                sleep 0.3
+                pf_ips=$(best "$pf_ips" "$(torch_line "$P" "$T" "$N" | awk '{print $8}')")
+                sleep 0.3
+            fi
+        done
+        bpk=$([ "$T" = 1 ] && echo "$BPEAK1" || echo "$BPEAK2")
+        awk -v P="$P" -v T="$T" -v N="$N" -v ai="$a_ips" -v vi="$v_ips" -v pa="$pa_ips" -v pf="$pf_ips" \
+            -v g="$gf_img" -v pk="$bpk" 'BEGIN {
+            pas = (pa > 0) ? sprintf("%.1f", pa) : "—"; ras = (pa > 0) ? sprintf("%.2f", ai / pa) : "—"
+            pfs = (pf > 0) ? sprintf("%.1f", pf) : "—"; sh = (pk > 0) ? sprintf("%.0f%%", 100 * ai * g / pk) : "—"
+            printf "| %s | %d | %d | %.1f | %.1f | %.2f | %s | %s | %s | %.1f | %s |\n", P, T, N, ai, vi,
+                   ai / vi, pas, ras, pfs, ai * g, sh }'
+    done
+done
+echo
+echo "Each round runs ./train --amp, ./train, PyTorch under autocast, PyTorch FP32, in turn; each column"
+echo "keeps its best round. --amp GFLOP/s counts the same FLOP per image as FP32; % of bf16 peak divides"
+echo "it by the vdpbf16ps ceiling above for that thread count; batch 128."
 echo
 
 # ---- GEMM

@@ -81,6 +81,13 @@ static const flag_def flags[] = {
     {NULL, "--threads", "N", F_INT, OPT(threads), 1, 1024, NULL,
      "compute threads per process (default: the process's share of its\n"
      "node's cores; all of them for a single process)"},
+    {NULL, "--amp", NULL, F_SWITCH, OPT(amp), 0, 0, NULL,
+     "bf16 mixed precision (timm's flag; as torch.autocast on CPU): the\n"
+     "matrix products of Linear, the patch conv and attention take bf16\n"
+     "inputs and sum in FP32, forward and backward; weights, gradients,\n"
+     "AdamW and checkpoints stay FP32 (vdpbf16ps on CPUs with AVX512_BF16)"},
+    {NULL, "--amp-dtype", "TYPE", F_CHOICE, OPT(amp_dtype), 0, 0, "bfloat16|float16",
+     "with --amp: bfloat16 (the default; float16 is refused)"},
 
     {"several processes (make MPI=1; mpirun -np N ./train: --batch is the global batch)",
      "--bucket-mb", "X", F_REAL, OPT(bucket_mb), 0.001, 4096, NULL,
@@ -247,6 +254,7 @@ options vg_options_parse(int argc, char **argv) {
     o.lr = 1e-3; o.wd = 0.05; o.min_lr = 1e-5; o.label_smoothing = 0.1; o.clip = 1.0;
     o.warmup = -1; o.eval_every = 1; o.save_every = 1; o.log_every = 50;
     o.threads = 0; o.loader_threads = 1; o.bucket_mb = 2; o.comm_timeout = 300; o.interp_name = "bicubic"; o.aug = "auto";
+    o.amp_dtype = "bfloat16";
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i];
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) { vg_options_usage(stdout); exit(0); }
@@ -260,6 +268,9 @@ options vg_options_parse(int argc, char **argv) {
     }
     if (o.resume && o.init) bad_flag("--init", "cannot be combined with --resume");
     if (o.profile && !o.bench) bad_flag("--profile", "needs --bench N (it profiles the benchmark's steps)");
+    if (!strcmp(o.amp_dtype, "float16"))
+        bad_flag("--amp-dtype", "float16 is not supported: vitgrad's mixed precision is bf16 only (FP32's "
+                 "exponent range, so no loss scaling); use --amp-dtype bfloat16");
     o.interp = !strcmp(o.interp_name, "bilinear") ? VG_INTERP_BILINEAR : VG_INTERP_BICUBIC;
     resolve_model(&o);
     if (o.min_lr > o.lr) bad_flag("--min-lr", "%g is above --lr %g", o.min_lr, o.lr);

@@ -35,6 +35,8 @@ typedef struct {
     int threads, loader_threads;
     double bucket_mb, comm_timeout;  /* several processes: gradient bucket size, collective timeout */
     bool eval_only, trace_shapes, profile, full_last_block;
+    bool amp;                    /* --amp: bf16 autocast (autograd/autocast.c) */
+    const char *amp_dtype;       /* --amp-dtype: bfloat16 (float16 refused) */
     int bench;
     int64_t stop_at;
     vg_interp_mode interp;

@@ -2,6 +2,7 @@
  * → backward → global-norm clip → AdamW at the scheduled lr → arena reset), and --bench: the same
  * step timed on random data. */
 #include "run/run.h"
+#include "tensor/gemm.h"
 #include "nn/nn.h"
 #include <math.h>
 #include <omp.h>
@@ -88,9 +89,11 @@ int trainer_bench(trainer *t, const options *o) {
     double med = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
     double ips = o->batch / (med / 1e3);
     const double flops = 3 * vg_vit_forward_flops_done(&t->model);      /* what a step computes */
-    printf("bench: model %s batch %d threads %d%s: median step %.1f ms (min %.1f, max %.1f), %.1f images/s, "
+    char amp[160] = "";
+    if (o->amp) snprintf(amp, sizeof amp, " --amp (bf16 GEMM: %s)", vg_gemm_bf16_kernel());
+    printf("bench: model %s batch %d threads %d%s%s: median step %.1f ms (min %.1f, max %.1f), %.1f images/s, "
            "%.1f GFLOP/s (%.4f GFLOP per image per step; timm's model %.4f), peak RSS %ld MiB\n",
-           o->model, o->batch, omp_get_max_threads(), t->model.full_last_block ? " full last block" : "",
+           o->model, o->batch, omp_get_max_threads(), t->model.full_last_block ? " full last block" : "", amp,
            med, ms[0], ms[n - 1], ips, flops * ips / 1e9, flops / 1e9, vg_vit_train_flops(c) / 1e9,
            run_peak_rss_mib());
     {   /* the gradient sum: its cost alone (blocking) against the wait it left after backward */

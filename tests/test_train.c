@@ -342,6 +342,8 @@ VG_TEST(train_flag_errors_exit_2_naming_the_flag) {
         {"--warmup x", "--warmup"},
         {"--init a --resume b", "--init: cannot be combined"},
         {"--profile", "--profile: needs --bench"},
+        {"--amp --amp-dtype float16", "--amp-dtype: float16 is not supported"},
+        {"--amp-dtype fp8", "--amp-dtype"},
         {"positional", "unexpected argument"},
     };
     char out[16384], cmd[512];                          /* --help is over 4 KiB */
@@ -351,6 +353,32 @@ VG_TEST(train_flag_errors_exit_2_naming_the_flag) {
         CHECK_MSG(rc == 2 && strstr(out, cases[i][1]), "`%s`: exit %d, output: %s", cmd, rc, out);
     }
     CHECK(run("./train --help", out, sizeof out) == 0 && strstr(out, "--label-smoothing") && strstr(out, "--bench"));
+}
+
+/* --amp: a training run is deterministic (same seed, same threads → the same weights), differs
+ * from the FP32 run (the bf16 products are really used), checkpoints in the same format (loadable
+ * by an FP32 run: --init); --bench says which bf16 kernel runs */
+VG_TEST(train_amp_runs_deterministic_and_saves_fp32_checkpoints) {
+    const char *root = tmp_dir();
+    REQUIRE(root);
+    char cmd[2048], out[8192], a[512], b[512], c[512];
+    const char *runs[3][2] = { { "--amp", "amp1" }, { "--amp", "amp2" }, { "", "fp32" } };
+    for (int i = 0; i < 3; i++) {
+        snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --steps 6 --save-every 0 --threads 2 %s --out %s/%s",
+                 root, runs[i][0], root, runs[i][1]);
+        const int rc = run(cmd, out, sizeof out);
+        CHECK_MSG(rc == 0 && (!*runs[i][0] || strstr(out, "--amp: bf16 GEMM")), "`%s`: exit %d: %s", cmd, rc, out);
+    }
+    snprintf(a, sizeof a, "%s/amp1/model.safetensors", root);
+    snprintf(b, sizeof b, "%s/amp2/model.safetensors", root);
+    snprintf(c, sizeof c, "%s/fp32/model.safetensors", root);
+    CHECK_MSG(same_bytes(a, b), "two --amp runs with the same seed differ");
+    CHECK_MSG(!same_bytes(a, c), "--amp gave the FP32 run's weights bit for bit");
+    snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --eval-only --init %s", root, a);
+    CHECK_MSG(run(cmd, out, sizeof out) == 0, "an FP32 run cannot load the --amp checkpoint: %s", out);
+    const int rc = run("./train --model vit-micro-cifar --dim 16 --depth 2 --heads 2 --batch 8 --threads 2 "
+                       "--bench 2 --amp", out, sizeof out);
+    CHECK_MSG(rc == 0 && strstr(out, "--amp (bf16 GEMM: "), "--bench --amp: exit %d: %s", rc, out);
 }
 
 VG_TEST(train_resume_is_bit_exact) {
