@@ -5,7 +5,9 @@
 #
 #   bash bench/run.sh [BUILD_DIR]        (make bench builds ./train and BUILD_DIR/gemm_bench first)
 #
-# Environment knobs: ROUNDS (alternating rounds per row, default 2),
+# Environment knobs: PARTS (which sections, default "fp32 amp gemm profile"), PRESETS (default
+# "vit-tiny-cifar:4 vit-micro-cifar:6 vit-mnist:10 vit-tiny-in64:4": preset:timed steps),
+# ROUNDS (alternating rounds per row, default 2),
 # GEMM_REPS (rounds per GEMM row, default 3), PYTHON (default /usr/bin/python3), TRAIN (default
 # ./train; e.g. an older binary to compare).
 #
@@ -25,6 +27,9 @@
 set -u
 B=${1:-build}
 ROUNDS=${ROUNDS:-2}
+PARTS=${PARTS:-fp32 amp gemm profile}
+PRESETS=${PRESETS:-vit-tiny-cifar:4 vit-micro-cifar:6 vit-mnist:10 vit-tiny-in64:4}
+part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 GEMM_REPS=${GEMM_REPS:-3}
 PYTHON=${PYTHON:-/usr/bin/python3}
 TRAIN=${TRAIN:-./train}
@@ -54,6 +59,7 @@ echo "# vitgrad vs PyTorch — $(date -u +%F), $(grep -m1 'model name' /proc/cpu
 echo "priority: $PRIO_NAME; FMA peak (bench/fma_peak.c, $VEC FMA chains): $PEAK1 GFLOP/s on 1 thread, $PEAK2 on 2"
 echo "torch: $([ $HAVE_TORCH = 1 ] && env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$PYTHON" -c 'import torch; print(torch.__version__)' 2>/dev/null)"
 echo
+if part fp32; then
 echo "| preset | thr | steps | vitgrad img/s | PyTorch img/s | ratio | vitgrad, timm's work: img/s | ratio | vitgrad GFLOP/s | % of peak | PyTorch GFLOP/s | vitgrad RSS MiB | PyTorch RSS MiB |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 
@@ -66,7 +72,7 @@ torch_line() {
         $PRIO "$PYTHON" bench/pytorch_vit_bench.py "$@" 2>&1 | grep '^pytorch'
 }
 
-for spec in vit-tiny-cifar:4 vit-micro-cifar:6 vit-mnist:10 vit-tiny-in64:4; do
+for spec in $PRESETS; do
     P=${spec%%:*}; N=${spec##*:}
     R=$ROUNDS
     for T in 1 2; do
@@ -107,8 +113,10 @@ echo "it. GFLOP/s = images/s × the FLOP per image per training step each progra
 echo "backward of every matmul, attention and conv); % of peak = vitgrad GFLOP/s / the FMA peak above"
 echo "for that thread count; batch 128."
 echo
+fi
 
 # ---- bf16 mixed precision: ./train --amp vs its FP32 step and vs PyTorch's torch.autocast bf16
+if part amp; then
 if [ ! -x "$B/bf16_peak" ] || [ bench/bf16_peak.c -nt "$B/bf16_peak" ]; then
     gcc -std=c11 -O2 -march=native -fopenmp -Wall -Wextra bench/bf16_peak.c -o "$B/bf16_peak" || exit 1
 fi
@@ -124,7 +132,7 @@ echo "vitgrad's bf16 GEMM kernel: $KERNEL"
 echo
 echo "| preset | thr | steps | --amp img/s | FP32 img/s | --amp / FP32 | PyTorch bf16 img/s | --amp / PyTorch bf16 | PyTorch FP32 img/s | --amp GFLOP/s | % of bf16 peak |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
-for spec in vit-tiny-cifar:4 vit-micro-cifar:6 vit-mnist:10 vit-tiny-in64:4; do
+for spec in $PRESETS; do
     P=${spec%%:*}; N=${spec##*:}
     for T in 1 2; do
         a_ips=0; v_ips=0; pa_ips=0; pf_ips=0; gf_img=0
@@ -157,16 +165,19 @@ echo "Each round runs ./train --amp, ./train, PyTorch under autocast, PyTorch FP
 echo "keeps its best round. --amp GFLOP/s counts the same FLOP per image as FP32; % of bf16 peak divides"
 echo "it by the vdpbf16ps ceiling above for that thread count; batch 128."
 echo
+fi
 
 # ---- GEMM
-if [ -x "$B/gemm_bench" ]; then
+if part gemm && [ -x "$B/gemm_bench" ]; then
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $PRIO "$B/gemm_bench" "$GEMM_REPS"
 fi
 
 # ---- where vitgrad's step goes (wall clock, by op: ./train --profile)
+if part profile; then
 echo
 echo "## Where vitgrad's training step goes: vit-tiny-cifar, 2 threads, batch 128"
 echo
 echo '```'
 $PRIO "$TRAIN" --model vit-tiny-cifar --bench 6 --threads 2 --profile 2>&1
 echo '```'
+fi
