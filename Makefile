@@ -7,6 +7,7 @@
 #   make bench      speed comparison vs PyTorch and OpenBLAS (not a test)
 #   make MPI=1      ./train with MPI (mpicc; run with mpirun -np N ./train); plain make needs no MPI
 #   make bench-mpi  1 process vs 2 ranks, shared memory and TCP (not a test; needs MPI)
+#   make fuzz       every input parser under libFuzzer + ASan + UBSan (clang), FUZZ_SECONDS each
 CC      ?= gcc
 ARCH    ?= -march=native
 OPT     ?= -O3
@@ -48,7 +49,7 @@ HDRS  := $(wildcard */*.h) $(wildcard *.h)
 
 PROGRAMS := $(BIN)/gradcheck train-binary $(if $(INSPECT_SRC),$(BIN)/inspect)
 
-.PHONY: all test asan train-binary train-fashion reference bench bench-mpi data clean plot check-pytorch
+.PHONY: all test asan fuzz fuzz-binaries fuzz-seeds train-binary train-fashion reference bench bench-mpi data clean plot check-pytorch
 all: $(PROGRAMS)
 
 # Objects depend on the compile command too: a changed flag (or CC) rebuilds everything.
@@ -99,9 +100,39 @@ EMULATED_OBJ := $(B)/avx512-emulated/tensor/gemm.o $(B)/avx512-emulated/tensor/g
 $(B)/run_tests_avx512: $(TEST_SRC:%.c=$(B)/f32/%.o) $(B)/f32/dist/single.o $(EMULATED_OBJ) $(filter-out $(B)/f32/tensor/gemm.o $(B)/f32/tensor/gemm_bf16.o,$(OBJ32))
 	$(CC) $^ -o $@ $(WRAP_ALLOC) $(LDLIBS)
 
+# ---- fuzz harnesses (fuzz/): `make test` replays their committed corpora through a plain main()
+# (fuzz/replay.c); `make fuzz` links the same harnesses with clang's libFuzzer. stb_image is
+# compiled in from its header (fuzz/stb_image_impl.c) instead of linking libstb, so the fuzzer
+# sees the decoder's code.
+FUZZ_HARNESSES := safetensors checkpoint cifar10 idx imagefolder image_decode
+FUZZ_SUPPORT   := $(addprefix $(B)/f32/fuzz/,common.o batches.o stb_image_impl.o)
+FUZZ_LDLIBS    := $(filter-out -lstb,$(LDLIBS))
+FUZZ_REPLAY    := $(FUZZ_HARNESSES:%=$(B)/fuzz/replay_%)
+$(B)/f32/fuzz/stb_image_impl.o: fuzz/stb_image_impl.c $(B)/cflags.stamp
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -w -c $< -o $@
+$(B)/fuzz/replay_%: $(B)/f32/fuzz/fuzz_%.o $(B)/f32/fuzz/replay.o $(FUZZ_SUPPORT) $(B)/libvitgrad.a
+	@mkdir -p $(dir $@)
+	$(CC) $^ -o $@ $(FUZZ_LDLIBS)
+$(B)/fuzz/fuzz_%: $(B)/f32/fuzz/fuzz_%.o $(FUZZ_SUPPORT) $(B)/libvitgrad.a
+	@mkdir -p $(dir $@)
+	$(CC) $^ -o $@ -fsanitize=fuzzer $(FUZZ_LDLIBS)
+fuzz-binaries: $(FUZZ_HARNESSES:%=$(B)/fuzz/fuzz_%)
+FUZZ_SECONDS ?= 60
+fuzz:
+	$(MAKE) B=build-fuzz BIN=build-fuzz CC=clang OPT="-O1 -g -fno-omit-frame-pointer" \
+	  EXTRA_CFLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \
+	  EXTRA_LDFLAGS="-fsanitize=address,undefined" fuzz-binaries
+	FUZZ_SECONDS=$(FUZZ_SECONDS) bash fuzz/run.sh build-fuzz $(FUZZ_TARGETS)
+# regenerate the committed seed corpora fuzz/corpus/*/seed-*
+$(B)/make_seeds: $(B)/f32/fuzz/make_seeds.o $(B)/libvitgrad.a
+	$(CC) $^ -o $@ $(LDLIBS)
+fuzz-seeds: $(B)/make_seeds
+	$(B)/make_seeds
+
 # with mpicc and mpirun present, the tests also run ./train as 2 MPI ranks ($(B)/train-mpi) and the
-# gradient bucketer over 2 ranks ($(B)/dist_check)
-test: all $(B)/run_tests $(B)/run_tests_avx512 $(B)/autograd_example $(if $(HAVE_MPI),$(B)/train-mpi $(B)/dist_check)
+# gradient bucketer over 2 ranks ($(B)/dist_check) $(FUZZ_REPLAY)
+test: all $(B)/run_tests $(B)/run_tests_avx512 $(B)/autograd_example $(if $(HAVE_MPI),$(B)/train-mpi $(B)/dist_check) $(FUZZ_REPLAY)
 	@bash tests/run.sh $(B) $(BIN)
 
 asan:
@@ -157,4 +188,4 @@ bench-mpi: $(B)/train-mpi
 	bash bench/mpi.sh $(B)
 
 clean:
-	rm -rf build build-asan train gradcheck inspect
+	rm -rf build build-asan build-fuzz train gradcheck inspect

@@ -1,5 +1,6 @@
 /* model_meta.c — vg_vit_config ⇄ "model.*" safetensors metadata (see model_meta.h). */
 #include "model_meta.h"
+#include "checkpoint.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +43,29 @@ int vg_vit_config_from_meta(const vg_st_file *f, vg_vit_config *c, const char *p
     #undef GET_D
     if (!vg_vit_config_check(c)) {
         snprintf(err, errlen, "%s: invalid model configuration in metadata: %s", path, vg_error());
+        return -1;
+    }
+    return 0;
+}
+
+int vg_vit_from_checkpoint(const vg_st_file *f, vg_vit *m, const char *path, char *err,
+                           size_t errlen) {
+    memset(m, 0, sizeof *m);
+    vg_vit_config cfg = vg_vit_config_default();
+    if (vg_vit_config_from_meta(f, &cfg, path, err, errlen)) return -1;
+    vg_rng rng = vg_rng_seed(0);
+    if (!vg_vit_init(m, &cfg, &rng)) {
+        snprintf(err, errlen, "%s: cannot build the model: %s", path, vg_error());
+        return -1;
+    }
+    vg_params st = {0};
+    vg_vit_state(m, &st);
+    char e2[512];
+    int rc = vg_params_load(&st, f, "", true, NULL, e2, sizeof e2);
+    vg_params_free(&st);
+    if (rc) {
+        snprintf(err, errlen, "%s: %s", path, e2);
+        vg_vit_free(m);
         return -1;
     }
     return 0;

@@ -13,4 +13,9 @@ int vg_vit_config_to_meta(const vg_vit_config *c, vg_st_writer *w, char *err, si
  * (err names `path`) when the file has no model.embed_dim or the configuration does not check. */
 int vg_vit_config_from_meta(const vg_st_file *f, vg_vit_config *c, const char *path, char *err,
                             size_t errlen);
+/* A model rebuilt from a model.safetensors alone: configuration from its metadata (defaults for
+ * missing keys), every state-dict tensor loaded by name (strict: same shapes, no extra tensors).
+ * `path` names the file in messages. On error *m is left empty (nothing to free). */
+int vg_vit_from_checkpoint(const vg_st_file *f, vg_vit *m, const char *path, char *err,
+                           size_t errlen);
 #endif

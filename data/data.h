@@ -74,7 +74,7 @@ void vg_dataset_channel_stats(const vg_dataset *d, double mean[3], double std[3]
 void vg_dataset_class_counts(const vg_dataset *d, int *counts);
 
 /* ---- image decoding (image_decode.c) ---- */
-/* Decode a JPEG/PNG (or another format stb_image reads) to RGB (3, h, w) uint8, malloc'ed.
+/* Decode a JPEG or PNG (by signature; other formats are refused) to RGB (3, h, w) uint8, malloc'ed.
  * *src_channels receives the channel count stored in the file. Returns 0 or -1 with err set. */
 int vg_image_decode_file(const char *path, uint8_t **chw, int *h, int *w, int *src_channels,
                          char *err, size_t errlen);

@@ -57,11 +57,23 @@ static int idx_read(const char *path, uint32_t want_magic, int ndim, uint32_t *d
         total *= dims[k];
     }
     if (total > ((size_t)1 << 34)) { vg__err(err, errlen, "%s: header promises %zu bytes, too large", path, total); gzclose(g); return -1; }
-    uint8_t *p = malloc(total);
-    if (!p) { vg__err(err, errlen, "%s: out of memory for %zu bytes", path, total); gzclose(g); return -1; }
-    if (read_exact(g, p, total, &got)) {
-        vg__err(err, errlen, "%s: truncated: header promises %zu data bytes, file has %zu (%s)", path, total, got, gz_reason(g));
-        free(p); gzclose(g); return -1;
+    /* The buffer grows with the data actually read (doubling, from 1 MB), not with what the
+     * header promises: a damaged header cannot make us allocate gigabytes for a short file. */
+    size_t cap = total < ((size_t)1 << 20) ? total : (size_t)1 << 20, have = 0;
+    uint8_t *p = malloc(cap);
+    for (;;) {
+        if (!p) { vg__err(err, errlen, "%s: out of memory for %zu bytes", path, cap); gzclose(g); return -1; }
+        int short_read = read_exact(g, p + have, cap - have, &got);
+        have += got;
+        if (short_read) {
+            vg__err(err, errlen, "%s: truncated: header promises %zu data bytes, file has %zu (%s)", path, total, have, gz_reason(g));
+            free(p); gzclose(g); return -1;
+        }
+        if (have == total) break;
+        cap = total - cap < cap ? total : 2 * cap;
+        uint8_t *q = realloc(p, cap);
+        if (!q) free(p);
+        p = q;
     }
     uint8_t extra;
     if (gzread(g, &extra, 1) == 1) {

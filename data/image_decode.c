@@ -1,6 +1,8 @@
-/* image_decode.c — JPEG (and the other formats stb_image reads) via stb_image, PNG via libpng.
+/* image_decode.c — JPEG via stb_image, PNG via libpng, recognised by their signatures.
  * Output is always RGB, (3, h, w) uint8: gray and palette images are expanded, alpha is dropped
- * (not composited), 16-bit PNG samples are scaled to 8 bits. */
+ * (not composited), 16-bit PNG samples are scaled to 8 bits.
+ * stb_image would also read BMP, GIF, TGA, PSD, HDR, PIC and PNM; we hand it JPEGs only, so that
+ * a file in an image folder reaches no more decoder code than a JPEG/PNG dataset needs (fuzz/). */
 #include "data/internal.h"
 #include <png.h>
 #include <setjmp.h>
@@ -63,7 +65,9 @@ static int decode_png(const uint8_t *buf, size_t len, const char *name, uint8_t 
     if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
     if (color == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
     if (color == PNG_COLOR_TYPE_GRAY || color == PNG_COLOR_TYPE_GRAY_ALPHA) png_set_gray_to_rgb(png);
-    if (color & PNG_COLOR_MASK_ALPHA) png_set_strip_alpha(png);
+    /* a palette's tRNS chunk becomes an alpha channel when the palette is expanded: drop it too */
+    if ((color & PNG_COLOR_MASK_ALPHA) || (color == PNG_COLOR_TYPE_PALETTE && png_get_valid(png, info, PNG_INFO_tRNS)))
+        png_set_strip_alpha(png);
     png_set_interlace_handling(png);
     png_read_update_info(png, info);
     if (png_get_rowbytes(png, info) != (size_t)pw * 3) png_error(png, "unexpected row layout after conversion to RGB");
@@ -82,6 +86,36 @@ static int decode_png(const uint8_t *buf, size_t len, const char *name, uint8_t 
     return 0;
 }
 
+/* stb_image 2.27 (Debian 12's libstb) writes past its Huffman tables when a DHT segment declares
+ * more than 256 codes (fuzz/regressions/image_decode/jpeg-dht-over-256-codes; upstream checks this
+ * since 2.28). Walk the marker segments as stb_image reads them, entropy-coded data included
+ * (progressive JPEGs define tables between scans), and refuse such a table first.
+ * NULL if the tables are fine, else what is wrong. */
+static const char *jpeg_tables_check(const uint8_t *b, size_t n) {
+    size_t at = 2;                                      /* after SOI */
+    while (at + 1 < n) {
+        if (b[at] != 0xff) { at++; continue; }          /* entropy-coded data */
+        uint8_t m = b[at + 1];
+        if (m == 0xff) { at++; continue; }              /* fill byte */
+        if (m == 0x00 || m == 0x01 || (m >= 0xd0 && m <= 0xd8)) { at += 2; continue; }  /* no length */
+        if (m == 0xd9 || at + 4 > n) break;             /* EOI, or stb_image runs out too */
+        size_t len = (size_t)b[at + 2] << 8 | b[at + 3];
+        if (len < 2) return "marker segment shorter than its length field";
+        if (m == 0xc4) {                                /* DHT: tables of 1 + 16 + (sum of counts) bytes */
+            long left = (long)len - 2;
+            for (size_t p = at + 4; left > 0;) {
+                size_t codes = 0;
+                for (size_t i = 1; i <= 16; i++) codes += p + i < n ? b[p + i] : 0;
+                if (codes > 256) return "Huffman table with more than 256 codes";
+                left -= 17 + (long)codes;
+                p += 17 + codes;
+            }
+        }
+        at += 2 + len;
+    }
+    return NULL;
+}
+
 int vg_image_decode_memory(const uint8_t *buf, size_t len, const char *name, uint8_t **chw, int *h,
                            int *w, int *src_channels, char *err, size_t errlen) {
     *chw = NULL; *h = *w = 0; *src_channels = 0;
@@ -90,17 +124,19 @@ int vg_image_decode_memory(const uint8_t *buf, size_t len, const char *name, uin
     if (len >= 8 && !memcmp(buf, png_sig, 8))
         return decode_png(buf, len, name, chw, h, w, src_channels, err, errlen);
     int is_jpeg = len >= 3 && buf[0] == 0xff && buf[1] == 0xd8 && buf[2] == 0xff;
-    if (len > (size_t)0x7fffffff) return vg__err(err, errlen, "%s: file too large", name);
-    int iw, ih, n;
-    if (!stbi_info_from_memory(buf, (int)len, &iw, &ih, &n)) {
-        if (is_jpeg) return vg__err(err, errlen, "%s: corrupt JPEG header (%s)", name, stbi_failure_reason());
+    if (!is_jpeg)
         return vg__err(err, errlen, "%s: not a recognized image (first bytes %02x %02x %02x %02x; expected JPEG or PNG)",
                        name, buf[0], len > 1 ? buf[1] : 0, len > 2 ? buf[2] : 0, len > 3 ? buf[3] : 0);
-    }
+    if (len > (size_t)0x7fffffff) return vg__err(err, errlen, "%s: file too large", name);
+    const char *why = jpeg_tables_check(buf, len);
+    if (why) return vg__err(err, errlen, "%s: corrupt JPEG: %s", name, why);
+    int iw, ih, n;
+    if (!stbi_info_from_memory(buf, (int)len, &iw, &ih, &n))
+        return vg__err(err, errlen, "%s: corrupt JPEG header (%s)", name, stbi_failure_reason());
     if (iw <= 0 || ih <= 0 || iw > MAX_SIDE || ih > MAX_SIDE || (size_t)iw * ih > MAX_PIXELS)
         return vg__err(err, errlen, "%s: implausible image size %dx%d", name, iw, ih);
     uint8_t *hwc = stbi_load_from_memory(buf, (int)len, &iw, &ih, &n, 3);
-    if (!hwc) return vg__err(err, errlen, "%s: corrupt %s (%s)", name, is_jpeg ? "JPEG" : "image", stbi_failure_reason());
+    if (!hwc) return vg__err(err, errlen, "%s: corrupt JPEG (%s)", name, stbi_failure_reason());
     *src_channels = n;
     *chw = to_chw_rgb(hwc, ih, iw, 3);
     stbi_image_free(hwc);

@@ -66,10 +66,11 @@ static int read_classes_txt(const char *path, strvec *wnids, strvec *descr, char
             if (*rest) *rest++ = 0;
         }
         while (*rest && isspace((unsigned char)*rest)) rest++;
+        if (!tok[0]) continue;                      /* a line of other white space (\v, \f) */
         const char *wnid = tok[0], *name = tok[1] ? tok[1] : "";
         int numeric = tok[0] && tok[1] && strspn(tok[0], "0123456789") == strlen(tok[0]);
         if (numeric) {
-            if (atoi(tok[0]) != i) { vg__free_strings(lines, n); return vg__err(err, errlen, "%s line %d: index %s, expected %d", path, i + 1, tok[0], i); }
+            if (atoi(tok[0]) != wnids->n) { vg__free_strings(lines, n); return vg__err(err, errlen, "%s line %d: index %s, expected %d", path, i + 1, tok[0], wnids->n); }
             wnid = tok[1]; name = rest;
         } else if (tok[1]) {
             /* "wnid name with spaces": the name is everything after the first token */

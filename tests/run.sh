@@ -38,6 +38,12 @@ case "$emu_kernel" in
     *) echo "== AVX-512 and bf16 GEMM kernels: not run (this build can only use $emu_kernel: emulating AVX-512 needs AVX2+FMA)" ;;
 esac
 run "gradcheck (float64)" "$BIN/gradcheck"
+# every parser's fuzz harness on its committed seeds, campaign corpus and crash regressions
+# (fuzz/README.md), through a plain main(): no clang needed
+for h in safetensors checkpoint cifar10 idx imagefolder image_decode; do
+    dirs=(fuzz/corpus/$h); [ -d fuzz/regressions/$h ] && dirs+=(fuzz/regressions/$h)
+    run "fuzz corpus replay: $h" "$B/fuzz/replay_$h" "${dirs[@]}"
+done
 # the README's example must run and converge
 echo "== README example: $B/autograd_example"
 ex_out=$("$B/autograd_example" 2>&1); echo "$ex_out"

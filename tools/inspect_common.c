@@ -46,19 +46,9 @@ int ic_model_load(const char *ckpt, ic_model *out, char *err, size_t errlen) {
     if (vg_checkpoint_resolve(ckpt, model_path, state_path, sizeof model_path, err, errlen)) return -1;
     vg_st_file *f = vg_st_open(model_path, err, errlen);
     if (!f) return -1;
-    vg_vit_config cfg = vg_vit_config_default();
-    if (vg_vit_config_from_meta(f, &cfg, model_path, err, errlen)) { vg_st_close(f); return -1; }
-    vg_rng rng = vg_rng_seed(0);
-    if (!vg_vit_init(&out->m, &cfg, &rng)) {
-        snprintf(err, errlen, "%s: cannot build the model: %s", model_path, vg_error());
-        vg_st_close(f); return -1;
-    }
-    vg_params st = {0};
-    vg_vit_state(&out->m, &st);
-    int rc = vg_params_load(&st, f, "", true, NULL, err, errlen);
-    vg_params_free(&st);
+    int rc = vg_vit_from_checkpoint(f, &out->m, model_path, err, errlen);
     vg_st_close(f);
-    if (rc) { vg_vit_free(&out->m); return -1; }
+    if (rc) return -1;
     snprintf(out->source, sizeof out->source, "%s", model_path);
     if (state_path[0]) {                         /* which dataset it was trained on (optional) */
         char e2[256];
