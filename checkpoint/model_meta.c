@@ -1,6 +1,9 @@
 /* model_meta.c — vg_vit_config ⇄ "model.*" safetensors metadata (see model_meta.h). */
 #include "model_meta.h"
 #include "checkpoint.h"
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,26 +26,87 @@ int vg_vit_config_to_meta(const vg_vit_config *c, vg_st_writer *w, char *err, si
     return rc ? -1 : 0;
 }
 
+/* "model.<key>" as a whole decimal int / a finite number; absent: *out untouched. -1 (err names
+ * path, key and value) when present but not that. */
+static int meta_int(const vg_st_file *f, const char *key, int *out, const char *path, char *err, size_t errlen) {
+    const char *v = vg_st_meta(f, key);
+    if (!v) return 0;
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || errno == ERANGE || x < INT_MIN || x > INT_MAX) {
+        snprintf(err, errlen, "%s: metadata %s = \"%.40s\" is not an integer", path, key, v);
+        return -1;
+    }
+    *out = (int)x;
+    return 0;
+}
+static int meta_double(const vg_st_file *f, const char *key, double *out, const char *path, char *err, size_t errlen) {
+    const char *v = vg_st_meta(f, key);
+    if (!v) return 0;
+    char *end;
+    double x = strtod(v, &end);
+    if (end == v || *end || !isfinite(x)) {
+        snprintf(err, errlen, "%s: metadata %s = \"%.40s\" is not a finite number", path, key, v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+/* "model.<key>" as one of two names (index 0 or 1) */
+static int meta_choice(const vg_st_file *f, const char *key, const char *a, const char *b, int *out,
+                       const char *path, char *err, size_t errlen) {
+    const char *v = vg_st_meta(f, key);
+    if (!v) return 0;
+    if (strcmp(v, a) && strcmp(v, b)) {
+        snprintf(err, errlen, "%s: metadata %s = \"%.40s\", expected \"%s\" or \"%s\"", path, key, v, a, b);
+        return -1;
+    }
+    *out = strcmp(v, a) ? 1 : 0;
+    return 0;
+}
+
 int vg_vit_config_from_meta(const vg_st_file *f, vg_vit_config *c, const char *path, char *err,
                             size_t errlen) {
-    const char *v;
-    #define GET_I(key, field) if ((v = vg_st_meta(f, "model." key))) c->field = atoi(v)
-    #define GET_D(key, field) if ((v = vg_st_meta(f, "model." key))) c->field = strtod(v, NULL)
     if (!vg_st_meta(f, "model.embed_dim")) {
         snprintf(err, errlen, "%s: no model configuration in its metadata (not written by vitgrad?)", path);
         return -1;
     }
-    GET_I("img_size", img_size); GET_I("patch_size", patch_size); GET_I("in_chans", in_chans);
-    GET_I("num_classes", num_classes); GET_I("embed_dim", embed_dim); GET_I("depth", depth);
-    GET_I("num_heads", num_heads); GET_D("mlp_ratio", mlp_ratio); GET_I("qkv_bias", qkv_bias);
-    GET_D("drop_rate", drop_rate); GET_D("attn_drop_rate", attn_drop_rate); GET_D("norm_eps", norm_eps);
-    GET_D("drop_path_rate", drop_path_rate);
-    if ((v = vg_st_meta(f, "model.pool"))) c->pool = !strcmp(v, "mean") ? VG_VIT_POOL_MEAN : VG_VIT_POOL_CLS;
-    if ((v = vg_st_meta(f, "model.pos_embed"))) c->pos_embed = !strcmp(v, "sincos2d") ? VG_VIT_POS_SINCOS2D : VG_VIT_POS_LEARNED;
-    #undef GET_I
-    #undef GET_D
+    int qkv_bias = c->qkv_bias, pool = c->pool == VG_VIT_POOL_MEAN, pos = c->pos_embed == VG_VIT_POS_SINCOS2D;
+    if (meta_int(f, "model.img_size", &c->img_size, path, err, errlen) ||
+        meta_int(f, "model.patch_size", &c->patch_size, path, err, errlen) ||
+        meta_int(f, "model.in_chans", &c->in_chans, path, err, errlen) ||
+        meta_int(f, "model.num_classes", &c->num_classes, path, err, errlen) ||
+        meta_int(f, "model.embed_dim", &c->embed_dim, path, err, errlen) ||
+        meta_int(f, "model.depth", &c->depth, path, err, errlen) ||
+        meta_int(f, "model.num_heads", &c->num_heads, path, err, errlen) ||
+        meta_double(f, "model.mlp_ratio", &c->mlp_ratio, path, err, errlen) ||
+        meta_int(f, "model.qkv_bias", &qkv_bias, path, err, errlen) ||
+        meta_double(f, "model.drop_rate", &c->drop_rate, path, err, errlen) ||
+        meta_double(f, "model.attn_drop_rate", &c->attn_drop_rate, path, err, errlen) ||
+        meta_double(f, "model.norm_eps", &c->norm_eps, path, err, errlen) ||
+        meta_double(f, "model.drop_path_rate", &c->drop_path_rate, path, err, errlen) ||
+        meta_choice(f, "model.pool", "cls", "mean", &pool, path, err, errlen) ||
+        meta_choice(f, "model.pos_embed", "learned", "sincos2d", &pos, path, err, errlen))
+        return -1;
+    c->qkv_bias = qkv_bias != 0;
+    c->pool = pool ? VG_VIT_POOL_MEAN : VG_VIT_POOL_CLS;
+    c->pos_embed = pos ? VG_VIT_POS_SINCOS2D : VG_VIT_POS_LEARNED;
     if (!vg_vit_config_check(c)) {
         snprintf(err, errlen, "%s: invalid model configuration in metadata: %s", path, vg_error());
+        return -1;
+    }
+    /* The configuration must fit the file before anything is allocated for it: a model file
+     * holds every tensor of the state dict, a train state both AdamW moments of every trained
+     * one. Damaged metadata cannot ask for more memory than the file could fill. */
+    int64_t trained = vg_vit_param_count(c), held = 0;
+    if (c->pos_embed == VG_VIT_POS_SINCOS2D) trained -= ((int64_t)vg_vit_num_patches(c) + 1) * c->embed_dim;
+    for (size_t i = 0; i < vg_st_count(f); i++) held += (int64_t)vg_st_at(f, i)->numel;
+    const char *fmt = vg_st_meta(f, "format");
+    int64_t need = fmt && !strcmp(fmt, "vitgrad-train-state/1") ? 2 * trained : vg_vit_param_count(c);
+    if (need > held) {
+        snprintf(err, errlen, "%s: the model configuration in its metadata needs %lld values, the file holds %lld "
+                 "(damaged metadata or tensors?)", path, (long long)need, (long long)held);
         return -1;
     }
     return 0;

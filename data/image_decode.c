@@ -12,6 +12,14 @@
 
 #define MAX_SIDE 65536
 #define MAX_PIXELS ((size_t)1 << 28)
+/* How many pixels a file of n bytes can code at most; a header claiming more means a truncated
+ * or damaged file, refused before the decoder allocates the image (stb_image would decode the
+ * missing part as zeros: a 100-byte file declaring 60000x60000 cost 10 GB and a minute).
+ * PNG: deflate expands at most 1032:1 and a 1-bit pixel takes 1/8 byte → 8256 per byte.
+ * JPEG: every 8x8 block of the full-resolution component costs at least one bit → 512 per byte.
+ * Both bounds with a margin of 2. */
+#define PNG_MAX_PIXELS_PER_BYTE  16512
+#define JPEG_MAX_PIXELS_PER_BYTE 1024
 
 /* HWC interleaved (n channels) -> CHW RGB */
 static uint8_t *to_chw_rgb(const uint8_t *hwc, int h, int w, int n) {
@@ -59,6 +67,7 @@ static int decode_png(const uint8_t *buf, size_t len, const char *name, uint8_t 
     int color = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
     if (pw == 0 || ph == 0 || pw > MAX_SIDE || ph > MAX_SIDE || (size_t)pw * ph > MAX_PIXELS)
         png_error(png, "implausible image size");
+    if ((size_t)pw * ph / PNG_MAX_PIXELS_PER_BYTE > len) png_error(png, "image size too large for the file (truncated PNG)");
     *src_channels = color == PNG_COLOR_TYPE_GRAY ? 1 : color == PNG_COLOR_TYPE_GRAY_ALPHA ? 2
                   : color == PNG_COLOR_TYPE_RGB_ALPHA ? 4 : 3;
     if (depth == 16) png_set_scale_16(png);
@@ -135,6 +144,8 @@ int vg_image_decode_memory(const uint8_t *buf, size_t len, const char *name, uin
         return vg__err(err, errlen, "%s: corrupt JPEG header (%s)", name, stbi_failure_reason());
     if (iw <= 0 || ih <= 0 || iw > MAX_SIDE || ih > MAX_SIDE || (size_t)iw * ih > MAX_PIXELS)
         return vg__err(err, errlen, "%s: implausible image size %dx%d", name, iw, ih);
+    if ((size_t)iw * ih / JPEG_MAX_PIXELS_PER_BYTE > len)
+        return vg__err(err, errlen, "%s: truncated JPEG: %dx%d pixels cannot be coded in %zu bytes", name, iw, ih, len);
     uint8_t *hwc = stbi_load_from_memory(buf, (int)len, &iw, &ih, &n, 3);
     if (!hwc) return vg__err(err, errlen, "%s: corrupt JPEG (%s)", name, stbi_failure_reason());
     *src_channels = n;

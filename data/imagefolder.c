@@ -55,6 +55,7 @@ static int read_classes_txt(const char *path, strvec *wnids, strvec *descr, char
     char **lines = NULL;
     int n = vg__read_lines(path, &lines, 100000);
     if (n < 0) return vg__err(err, errlen, "cannot read %s", path);
+    int rc = 0;
     for (int i = 0; i < n; i++) {
         char *s = lines[i], *tok[2] = {NULL, NULL};
         char *rest = s;
@@ -70,20 +71,21 @@ static int read_classes_txt(const char *path, strvec *wnids, strvec *descr, char
         const char *wnid = tok[0], *name = tok[1] ? tok[1] : "";
         int numeric = tok[0] && tok[1] && strspn(tok[0], "0123456789") == strlen(tok[0]);
         if (numeric) {
-            if (atoi(tok[0]) != wnids->n) { vg__free_strings(lines, n); return vg__err(err, errlen, "%s line %d: index %s, expected %d", path, i + 1, tok[0], wnids->n); }
+            if (atoi(tok[0]) != wnids->n) { rc = vg__err(err, errlen, "%s line %d: index %s, expected %d", path, i + 1, tok[0], wnids->n); break; }
             wnid = tok[1]; name = rest;
         } else if (tok[1]) {
             /* "wnid name with spaces": the name is everything after the first token */
             name = tok[1];
             if (*rest) { tok[1][strlen(tok[1])] = ' '; }
         }
-        for (int j = 0; j < wnids->n; j++)
-            if (!strcmp(wnids->v[j], wnid)) { vg__free_strings(lines, n); return vg__err(err, errlen, "%s: class %s listed twice", path, wnid); }
-        if (sv_push(wnids, wnid) || sv_push(descr, name)) { vg__free_strings(lines, n); return vg__err(err, errlen, "out of memory"); }
+        for (int j = 0; j < wnids->n && !rc; j++)
+            if (!strcmp(wnids->v[j], wnid)) rc = vg__err(err, errlen, "%s: class %s listed twice", path, wnid);
+        if (!rc && (sv_push(wnids, wnid) || sv_push(descr, name))) rc = vg__err(err, errlen, "%s: out of memory", path);
+        if (rc) break;
     }
-    vg__free_strings(lines, n);
-    if (!wnids->n) return vg__err(err, errlen, "%s: no classes listed", path);
-    return 0;
+    vg__free_strings(lines, n);          /* only now: the messages above quote the lines */
+    if (!rc && !wnids->n) rc = vg__err(err, errlen, "%s: no classes listed", path);
+    return rc;
 }
 
 typedef struct { char *path; int label; uint8_t *chw; int h, w, src_c; char *why; } item;

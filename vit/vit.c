@@ -1,6 +1,7 @@
 /* vit.c — the Vision Transformer: config checks, timm init, named parameters, forward.
  * The forward is written out with functional ops so the whole model reads in one screen. */
 #include "vit.h"
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,10 +28,20 @@ int vg_vit_num_patches(const vg_vit_config *c) {
 bool vg_vit_config_check(const vg_vit_config *c) {
     if (!c) { vg_set_error("vit: config is NULL"); return false; }
     if (c->img_size <= 0 || c->patch_size <= 0 || c->in_chans <= 0 || c->num_classes <= 0 ||
-        c->embed_dim <= 0 || c->depth <= 0 || c->num_heads <= 0 || c->mlp_ratio <= 0) {
+        c->embed_dim <= 0 || c->depth <= 0 || c->num_heads <= 0 || !(c->mlp_ratio > 0)) {
         vg_set_error("vit: sizes must be positive (img %d patch %d chans %d classes %d dim %d depth %d heads %d mlp_ratio %g)",
                      c->img_size, c->patch_size, c->in_chans, c->num_classes, c->embed_dim, c->depth,
                      c->num_heads, c->mlp_ratio);
+        return false;
+    }
+    /* Upper bounds far above any ViT (ViT-22B: 6144 wide, 48 deep, 24576 hidden) yet low enough
+     * that no size derived from them overflows: a configuration can come from a damaged
+     * checkpoint's metadata (fuzz/regressions/checkpoint). */
+    if (c->img_size > 16384 || c->in_chans > 1024 || c->num_classes > (1 << 24) || c->embed_dim > 16384 ||
+        c->depth > 1024 || !(c->mlp_ratio * c->embed_dim < (1 << 18))) {
+        vg_set_error("vit: sizes too large (img %d chans %d classes %d dim %d depth %d mlp_ratio %g; at most "
+                     "16384, 1024, 2^24, 16384, 1024 and an MLP under 2^18 wide)", c->img_size, c->in_chans,
+                     c->num_classes, c->embed_dim, c->depth, c->mlp_ratio);
         return false;
     }
     if (c->img_size % c->patch_size) {
@@ -45,7 +56,12 @@ bool vg_vit_config_check(const vg_vit_config *c) {
         vg_set_error("vit: sincos2d position embedding needs embed_dim %% 4 == 0 (got %d)", c->embed_dim);
         return false;
     }
+    if (((int64_t)vg_vit_num_patches(c) + 1) * c->embed_dim > (1 << 28)) {
+        vg_set_error("vit: %d tokens of %d dims: a position table over 2^28 values", vg_vit_num_patches(c) + 1, c->embed_dim);
+        return false;
+    }
     if (vg_vit_hidden_dim(c) <= 0) { vg_set_error("vit: MLP hidden size is 0"); return false; }
+    if (!(c->norm_eps >= 0 && isfinite(c->norm_eps))) { vg_set_error("vit: norm_eps %g must be finite and >= 0", c->norm_eps); return false; }
     if (!(c->drop_rate >= 0 && c->drop_rate < 1 && c->attn_drop_rate >= 0 && c->attn_drop_rate < 1 &&
           c->drop_path_rate >= 0 && c->drop_path_rate < 1)) {
         vg_set_error("vit: dropout rates must be in [0, 1) (drop %g, attn_drop %g, drop_path %g)", c->drop_rate,
