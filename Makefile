@@ -117,7 +117,7 @@ $(B)/fuzz/replay_%: $(B)/f32/fuzz/fuzz_%.o $(B)/f32/fuzz/replay.o $(FUZZ_SUPPORT
 $(B)/fuzz/fuzz_%: $(B)/f32/fuzz/fuzz_%.o $(FUZZ_SUPPORT) $(B)/libvitgrad.a
 	@mkdir -p $(dir $@)
 	$(CC) $^ -o $@ -fsanitize=fuzzer $(FUZZ_LDLIBS)
-.PRECIOUS: $(B)/f32/fuzz/%.o
+.SECONDARY: $(FUZZ_HARNESSES:%=$(B)/f32/fuzz/fuzz_%.o) $(B)/f32/fuzz/replay.o $(FUZZ_SUPPORT)
 fuzz-binaries: $(FUZZ_HARNESSES:%=$(B)/fuzz/fuzz_%)
 FUZZ_SECONDS ?= 60
 fuzz:
