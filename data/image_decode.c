@@ -95,19 +95,23 @@ static int decode_png(const uint8_t *buf, size_t len, const char *name, uint8_t 
     return 0;
 }
 
-/* stb_image 2.27 (Debian 12's libstb) writes past its Huffman tables when a DHT segment declares
- * more than 256 codes (fuzz/regressions/image_decode/jpeg-dht-over-256-codes; upstream checks this
- * since 2.28). Walk the marker segments as stb_image reads them, entropy-coded data included
- * (progressive JPEGs define tables between scans), and refuse such a table first.
- * NULL if the tables are fine, else what is wrong. */
-static const char *jpeg_tables_check(const uint8_t *b, size_t n) {
+/* Walk the marker segments as stb_image reads them, entropy-coded data included (progressive
+ * JPEGs define tables between scans), and refuse two things stb_image does not:
+ *  - a DHT segment declaring more than 256 codes: stb_image 2.27 (Debian 12's libstb) writes past
+ *    its Huffman tables (fuzz/regressions/image_decode/jpeg-dht-over-256-codes; upstream checks
+ *    this since 2.28);
+ *  - no end-of-image marker: a truncated file, whose missing part stb_image decodes as gray
+ *    (PIL, hence torchvision's ImageFolder, refuses truncated JPEGs too).
+ * NULL if the file is fine, else what is wrong. */
+static const char *jpeg_structure_check(const uint8_t *b, size_t n) {
     size_t at = 2;                                      /* after SOI */
     while (at + 1 < n) {
         if (b[at] != 0xff) { at++; continue; }          /* entropy-coded data */
         uint8_t m = b[at + 1];
         if (m == 0xff) { at++; continue; }              /* fill byte */
         if (m == 0x00 || m == 0x01 || (m >= 0xd0 && m <= 0xd8)) { at += 2; continue; }  /* no length */
-        if (m == 0xd9 || at + 4 > n) break;             /* EOI, or stb_image runs out too */
+        if (m == 0xd9) return NULL;                     /* EOI */
+        if (at + 4 > n) break;
         size_t len = (size_t)b[at + 2] << 8 | b[at + 3];
         if (len < 2) return "marker segment shorter than its length field";
         if (m == 0xc4) {                                /* DHT: tables of 1 + 16 + (sum of counts) bytes */
@@ -122,7 +126,7 @@ static const char *jpeg_tables_check(const uint8_t *b, size_t n) {
         }
         at += 2 + len;
     }
-    return NULL;
+    return "truncated (no end-of-image marker)";
 }
 
 int vg_image_decode_memory(const uint8_t *buf, size_t len, const char *name, uint8_t **chw, int *h,
@@ -137,7 +141,7 @@ int vg_image_decode_memory(const uint8_t *buf, size_t len, const char *name, uin
         return vg__err(err, errlen, "%s: not a recognized image (first bytes %02x %02x %02x %02x; expected JPEG or PNG)",
                        name, buf[0], len > 1 ? buf[1] : 0, len > 2 ? buf[2] : 0, len > 3 ? buf[3] : 0);
     if (len > (size_t)0x7fffffff) return vg__err(err, errlen, "%s: file too large", name);
-    const char *why = jpeg_tables_check(buf, len);
+    const char *why = jpeg_structure_check(buf, len);
     if (why) return vg__err(err, errlen, "%s: corrupt JPEG: %s", name, why);
     int iw, ih, n;
     if (!stbi_info_from_memory(buf, (int)len, &iw, &ih, &n))

@@ -38,7 +38,7 @@ for h in $targets; do
     fi
     mkdir -p "$B/corpus/$h" "$B/findings/$h" "$B/logs"
     dict=(); [ -f "fuzz/dict/$h.dict" ] && dict=(-dict="fuzz/dict/$h.dict")
-    cmd=("$bin" "$B/corpus/$h" "${dirs[@]}" -max_total_time="$secs" -max_len="$(max_len "$h")" -timeout=20
+    cmd=("$bin" "$B/corpus/$h" "${dirs[@]}" -max_total_time="$secs" -max_len="$(max_len "$h")" -timeout=60 -report_slow_units=30
          -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$B/findings/$h/" "${dict[@]}")
     echo "== $h: ${cmd[*]}" >> "$summary"
     "${cmd[@]}" > "$B/logs/$h.log" 2>&1

@@ -521,27 +521,32 @@ VG_TEST(data_imagefolder_formats_and_errors) {
 /* Decoding outcomes the fuzz work settled (fuzz/corpus, fuzz/regressions): a palette PNG with a
  * tRNS chunk decodes (it was refused as corrupt: the expanded palette carried an alpha channel);
  * a JPEG whose Huffman table declares more than 256 codes is refused before stb_image overruns
- * its tables; formats other than JPEG and PNG are refused, not handed to stb_image. */
-static int decode_file(const char *path, int *h, int *w, char *err, size_t errlen) {
+ * its tables; a JPEG cut short (no end-of-image marker) is refused, not decoded with gray for the
+ * missing part; formats other than JPEG and PNG are refused, not handed to stb_image.
+ * decode_file decodes the file without its last `cut` bytes. */
+static int decode_file(const char *path, size_t cut, int *h, int *w, char *err, size_t errlen) {
     FILE *f = fopen(path, "rb");
     if (!f) { snprintf(err, errlen, "cannot open %s", path); return -2; }
     uint8_t buf[4096];
     size_t n = fread(buf, 1, sizeof buf, f);
     fclose(f);
     uint8_t *chw = NULL; int sc;
-    int rc = vg_image_decode_memory(buf, n, path, &chw, h, w, &sc, err, errlen);
+    int rc = vg_image_decode_memory(buf, n > cut ? n - cut : 0, path, &chw, h, w, &sc, err, errlen);
     free(chw);
     return rc;
 }
 VG_TEST(data_image_decode_fuzz_outcomes) {
     char err[VG_DATA_ERRLEN] = "";
     int h = 0, w = 0;
-    CHECK_MSG(decode_file("fuzz/corpus/image_decode/seed-png-palette-trns", &h, &w, err, sizeof err) == 0 && h == 4 && w == 4,
+    CHECK_MSG(decode_file("fuzz/corpus/image_decode/seed-png-palette-trns", 0, &h, &w, err, sizeof err) == 0 && h == 4 && w == 4,
               "palette PNG with tRNS: %s", err);
-    CHECK(decode_file("fuzz/regressions/image_decode/jpeg-dht-over-256-codes", &h, &w, err, sizeof err) == -1);
+    CHECK(decode_file("fuzz/regressions/image_decode/jpeg-dht-over-256-codes", 0, &h, &w, err, sizeof err) == -1);
     CHECK_MSG(contains(err, "jpeg-dht-over-256-codes") && contains(err, "more than 256 codes"), "%s", err);
-    CHECK(decode_file("fuzz/corpus/image_decode/seed-bmp-rgba", &h, &w, err, sizeof err) == -1);
+    CHECK(decode_file("fuzz/corpus/image_decode/seed-bmp-rgba", 0, &h, &w, err, sizeof err) == -1);
     CHECK_MSG(contains(err, "not a recognized image"), "%s", err);
+    CHECK_MSG(decode_file("fuzz/corpus/image_decode/seed-jpeg-rgb", 0, &h, &w, err, sizeof err) == 0 && h == 8, "%s", err);
+    CHECK(decode_file("fuzz/corpus/image_decode/seed-jpeg-rgb", 40, &h, &w, err, sizeof err) == -1);
+    CHECK_MSG(contains(err, "seed-jpeg-rgb") && contains(err, "truncated"), "%s", err);
 }
 
 /* ---------- transforms ---------- */
