@@ -16,7 +16,8 @@
 # may use it, so a background job at normal or low priority cannot take a core in the middle of a
 # step (with 2 threads one descheduled thread stalls the other at every barrier); otherwise
 # `nice -n -5`, otherwise plain. PyTorch runs at its best (../shared/PERF_NOTES.md): OpenBLAS with
-# OPENBLAS_CORETYPE/L2_SIZE unset (they force older kernels), OPENBLAS_NUM_THREADS = torch threads
+# OPENBLAS_CORETYPE/L2_SIZE unset (they force older kernels; unless OpenBLAS mistakes the CPU for
+# a generic one, see OB_FORCE below), OPENBLAS_NUM_THREADS = torch threads
 # (one pool, no oversubscription), OPENBLAS_THREAD_TIMEOUT=4 and OMP_WAIT_POLICY=passive (pools
 # that spin fight over the cores), and glibc's malloc keeping freed memory (mallopt in
 # bench/pytorch_vit_bench.py, before torch is imported).
@@ -59,18 +60,30 @@ echo "# vitgrad vs PyTorch — $(date -u +%F), $(grep -m1 'model name' /proc/cpu
 echo "priority: $PRIO_NAME; FMA peak (bench/fma_peak.c, $VEC FMA chains): $PEAK1 GFLOP/s on 1 thread, $PEAK2 on 2"
 echo "torch: $([ $HAVE_TORCH = 1 ] && env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$PYTHON" -c 'import torch; print(torch.__version__)' 2>/dev/null)"
 echo
+best() { awk -v a="$1" -v b="$2" 'BEGIN { print (a > b ? a : b) }'; }
+ips_of() { echo "$1" | sed -E 's/.* ([0-9.]+) images\/s.*/\1/'; }    # images/s of a "bench: model" line
+# OpenBLAS 0.3.21 (Debian 12) does not know every CPU: on an Intel Xeon Emerald Rapids (family 6
+# model 207) it picks its generic "Prescott" (SSE3) kernels, and PyTorch's FP32 steps are 3.4x
+# slower than with its AVX-512 ones (measured: vit-tiny-cifar, 1 thread, 21.7 vs 74.4 images/s).
+# Then name the closest core it knows: Cooperlake (AVX-512 + BF16) or SkylakeX (AVX-512).
+OB_CORE=$([ $HAVE_TORCH = 1 ] && env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_VERBOSE=2 \
+          "$PYTHON" -c "import torch" 2>&1 | sed -n 's/^Core: //p' | head -1)
+OB_FORCE=()
+if [ "$OB_CORE" = Prescott ] && grep -q avx512f /proc/cpuinfo; then
+    OB_FORCE=(OPENBLAS_CORETYPE=$(grep -q avx512_bf16 /proc/cpuinfo && echo Cooperlake || echo SkylakeX))
+    echo "note: OpenBLAS takes this CPU for a $OB_CORE; PyTorch runs with ${OB_FORCE[0]}"
+fi
+# one PyTorch run at its best: torch_line PRESET THREADS STEPS [--amp] → its "pytorch …" line
+torch_line() {
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "${OB_FORCE[@]}" OPENBLAS_NUM_THREADS=$2 OMP_NUM_THREADS=$2 \
+        OMP_WAIT_POLICY=passive OPENBLAS_THREAD_TIMEOUT=4 \
+        $PRIO "$PYTHON" bench/pytorch_vit_bench.py "$@" 2>&1 | grep '^pytorch'
+}
+
 if part fp32; then
 echo "| preset | thr | steps | vitgrad img/s | PyTorch img/s | ratio | vitgrad, timm's work: img/s | ratio | vitgrad GFLOP/s | % of peak | PyTorch GFLOP/s | vitgrad RSS MiB | PyTorch RSS MiB |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 
-best() { awk -v a="$1" -v b="$2" 'BEGIN { print (a > b ? a : b) }'; }
-ips_of() { echo "$1" | sed -E 's/.* ([0-9.]+) images\/s.*/\1/'; }    # images/s of a "bench:" line
-# one PyTorch run at its best: torch_line PRESET THREADS STEPS [--amp] → its "pytorch …" line
-torch_line() {
-    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OPENBLAS_NUM_THREADS=$2 OMP_NUM_THREADS=$2 \
-        OMP_WAIT_POLICY=passive OPENBLAS_THREAD_TIMEOUT=4 \
-        $PRIO "$PYTHON" bench/pytorch_vit_bench.py "$@" 2>&1 | grep '^pytorch'
-}
 
 for spec in $PRESETS; do
     P=${spec%%:*}; N=${spec##*:}
@@ -78,14 +91,14 @@ for spec in $PRESETS; do
     for T in 1 2; do
         v_ips=0; f_ips=0; p_ips=0; v_rss=0; p_rss=0; gf_img=0; gf_timm=0
         for ((r = 0; r < R; r++)); do
-            line=$($PRIO "$TRAIN" --model "$P" --bench "$N" --threads "$T" 2>&1 | grep '^bench:')
+            line=$($PRIO "$TRAIN" --model "$P" --bench "$N" --threads "$T" 2>&1 | grep '^bench: model')
             ips=$(ips_of "$line")
             gf_img=$(echo "$line" | sed -E 's/.*\(([0-9.]+) GFLOP per image.*/\1/')
             gf_timm=$(echo "$line" | sed -E "s/.*timm's model ([0-9.]+)\\).*/\\1/")
             rss=$(echo "$line" | sed -E 's/.*peak RSS ([0-9]+) MiB.*/\1/')
             v_ips=$(best "$v_ips" "$ips"); v_rss=$(best "$v_rss" "$rss")
             sleep 0.3
-            line=$($PRIO "$TRAIN" --model "$P" --bench "$N" --threads "$T" --full-last-block 2>&1 | grep '^bench:')
+            line=$($PRIO "$TRAIN" --model "$P" --bench "$N" --threads "$T" --full-last-block 2>&1 | grep '^bench: model')
             f_ips=$(best "$f_ips" "$(ips_of "$line")")
             sleep 0.3
             if [ $HAVE_TORCH = 1 ]; then
@@ -123,7 +136,7 @@ fi
 BPEAKS=$(for i in 1 2 3; do OMP_PROC_BIND=spread OMP_PLACES=cores $PRIO "$B/bf16_peak" 2; done)
 BPEAK1=$(echo "$BPEAKS" | awk '$3 == 1 && $5 > m {m = $5} END {print m + 0}')
 BPEAK2=$(echo "$BPEAKS" | awk '$3 == 2 && $5 > m {m = $5} END {print m + 0}')
-KERNEL=$("$TRAIN" --model vit-mnist --bench 1 --threads 1 --amp 2>&1 | grep '^bench:' | sed -E 's/.*bf16 GEMM: ([^)]*)\).*/\1/')
+KERNEL=$("$TRAIN" --model vit-mnist --bench 1 --threads 1 --amp 2>&1 | grep '^bench: model' | sed -E 's/.*bf16 GEMM: ([^)]*)\).*/\1/')
 echo "## bf16 mixed precision: ./train --amp vs PyTorch torch.autocast(\"cpu\", dtype=torch.bfloat16)"
 echo
 if [ "$BPEAK1" = 0 ]; then echo "bf16 peak: $(echo "$BPEAKS" | head -1)"
@@ -137,11 +150,11 @@ for spec in $PRESETS; do
     for T in 1 2; do
         a_ips=0; v_ips=0; pa_ips=0; pf_ips=0; gf_img=0
         for ((r = 0; r < ROUNDS; r++)); do
-            line=$($PRIO "$TRAIN" --model "$P" --bench "$N" --threads "$T" --amp 2>&1 | grep '^bench:')
+            line=$($PRIO "$TRAIN" --model "$P" --bench "$N" --threads "$T" --amp 2>&1 | grep '^bench: model')
             a_ips=$(best "$a_ips" "$(ips_of "$line")")
             gf_img=$(echo "$line" | sed -E 's/.*\(([0-9.]+) GFLOP per image.*/\1/')
             sleep 0.3
-            line=$($PRIO "$TRAIN" --model "$P" --bench "$N" --threads "$T" 2>&1 | grep '^bench:')
+            line=$($PRIO "$TRAIN" --model "$P" --bench "$N" --threads "$T" 2>&1 | grep '^bench: model')
             v_ips=$(best "$v_ips" "$(ips_of "$line")")
             sleep 0.3
             if [ $HAVE_TORCH = 1 ]; then
@@ -169,7 +182,7 @@ fi
 
 # ---- GEMM
 if part gemm && [ -x "$B/gemm_bench" ]; then
-    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $PRIO "$B/gemm_bench" "$GEMM_REPS"
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "${OB_FORCE[@]}" $PRIO "$B/gemm_bench" "$GEMM_REPS"
 fi
 
 # ---- where vitgrad's step goes (wall clock, by op: ./train --profile)

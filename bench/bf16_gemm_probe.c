@@ -1,0 +1,55 @@
+/* bf16_gemm_probe.c — vg_gemm_bf16 (the --amp GEMM) against vg_gemm (FP32) on vit-tiny-cifar's
+ * Linear shapes (batch 128: 8,320 tokens), alternating, median GFLOP/s of ROUNDS rounds (default 5),
+ * on 1 and 2 threads. Not a test; the figures in docs/benchmarks.md ("bf16") come from it.
+ *
+ *   gcc -std=c11 -D_GNU_SOURCE -O3 -march=native -fopenmp -I. bench/bf16_gemm_probe.c \
+ *       tensor/gemm.c tensor/gemm_bf16.c -o bf16_gemm_probe && ./bf16_gemm_probe [ROUNDS] */
+#include "tensor/gemm.h"
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
+static int cmp_double(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+    const int rounds = argc > 1 ? atoi(argv[1]) : 5;
+    if (rounds < 1 || rounds > 100) { fprintf(stderr, "usage: %s [rounds 1..100]\n", argv[0]); return 2; }
+    static const struct { int tA, tB, M, N, K; const char *use; } shapes[] = {
+        { 0, 1, 8320, 576, 192, "qkv forward" }, { 0, 0, 8320, 192, 576, "qkv dX" },
+        { 1, 0, 576, 192, 8320, "qkv dW" },      { 0, 1, 8320, 768, 192, "fc1 forward" },
+        { 0, 1, 8320, 192, 768, "fc2 forward" }, { 1, 0, 192, 768, 8320, "fc2 dW" },
+    };
+    printf("bf16 GEMM kernel: %s; FP32: %s\n", vg_gemm_bf16_kernel(), vg_gemm_kernel());
+    printf("| shape M×N×K | op | use | thr | FP32 GFLOP/s | bf16 GFLOP/s | bf16 / FP32 |\n|---|---|---|---|---|---|---|\n");
+    for (int t = 1; t <= 2; t++) {
+        omp_set_num_threads(t);
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+            const int tA = shapes[s].tA, tB = shapes[s].tB, M = shapes[s].M, N = shapes[s].N, K = shapes[s].K;
+            float *A = malloc(sizeof(float) * (size_t)M * K), *B = malloc(sizeof(float) * (size_t)K * N);
+            float *C = malloc(sizeof(float) * (size_t)M * N);
+            if (!A || !B || !C) return 1;
+            for (long i = 0; i < (long)M * K; i++) A[i] = (float)rand() / RAND_MAX - 0.5f;
+            for (long i = 0; i < (long)K * N; i++) B[i] = (float)rand() / RAND_MAX - 0.5f;
+            double f32[100], b16[100];
+            for (int r = -1; r < rounds; r++) {                      /* round -1 warms up */
+                double t0 = now();
+                vg_gemm(tA, tB, M, N, K, 1, A, tA ? M : K, B, tB ? K : N, 0, C, N);
+                double t1 = now();
+                vg_gemm_bf16(tA, tB, M, N, K, 1, A, tA ? M : K, B, tB ? K : N, 0, C, N);
+                double t2 = now();
+                if (r >= 0) { f32[r] = 2.0 * M * N * K / (t1 - t0) * 1e-9; b16[r] = 2.0 * M * N * K / (t2 - t1) * 1e-9; }
+            }
+            qsort(f32, (size_t)rounds, sizeof(double), cmp_double);
+            qsort(b16, (size_t)rounds, sizeof(double), cmp_double);
+            printf("| %dx%dx%d | %c%c | %s | %d | %.1f | %.1f | %.2f |\n", M, N, K, tA ? 'T' : 'N', tB ? 'T' : 'N',
+                   shapes[s].use, t, f32[rounds / 2], b16[rounds / 2], b16[rounds / 2] / f32[rounds / 2]);
+            free(A); free(B); free(C);
+        }
+    }
+    return 0;
+}
