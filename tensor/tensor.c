@@ -36,13 +36,13 @@ static int64_t shape_numel(int ndim, const int64_t *shape) {
     return n;
 }
 
-vg_tensor *vg_empty(int ndim, const int64_t *shape) {
-    if (!check_shape(ndim, shape)) return NULL;
-    int64_t n = shape_numel(ndim, shape);
+/* A contiguous arena tensor of n elements: struct, storage, then the data (allocated here unless
+ * given: data already in the arena). */
+static vg_tensor *arena_tensor(int ndim, const int64_t *shape, int64_t n, real *data) {
     vg_tensor *t = vg_arena_alloc(sizeof *t);
     memset(t, 0, sizeof *t);
     vg_storage *s = vg_arena_alloc(sizeof *s);
-    s->data = vg_arena_alloc(sizeof(real) * (size_t)(n ? n : 1));
+    s->data = data ? data : vg_arena_alloc(sizeof(real) * (size_t)(n ? n : 1));
     s->numel = n;
     s->persistent = false;
     t->storage = s;
@@ -51,6 +51,29 @@ vg_tensor *vg_empty(int ndim, const int64_t *shape) {
     if (ndim) memcpy(t->shape, shape, sizeof(int64_t) * (size_t)ndim);
     set_contiguous_strides(t);
     return t;
+}
+
+vg_tensor *vg_empty(int ndim, const int64_t *shape) {
+    if (!check_shape(ndim, shape)) return NULL;
+    return arena_tensor(ndim, shape, shape_numel(ndim, shape), NULL);
+}
+
+/* Everything allocated after m is dead except t's values, which may lie anywhere (after m, before
+ * it, on the heap). Their contiguous copy is made first, then the arena goes back to m and the
+ * values move down to m with memmove (the two ranges may overlap; nothing else after m is read
+ * again), and only then are the new struct and storage allocated after them. */
+vg_tensor *vg_arena_release_keep(vg_arena_mark m, vg_tensor *t) {
+    if (!t) { vg_arena_release(m); return NULL; }
+    t = vg_contiguous_raw(t);
+    const int ndim = t->ndim;
+    int64_t shape[VG_MAX_DIMS];
+    if (ndim) memcpy(shape, t->shape, sizeof(int64_t) * (size_t)ndim);
+    const int64_t n = vg_numel(t);
+    const real *src = vg_data(t);
+    vg_arena_release(m);
+    real *dst = vg_arena_alloc(sizeof(real) * (size_t)(n ? n : 1));
+    if (n && dst != src) memmove(dst, src, sizeof(real) * (size_t)n);
+    return arena_tensor(ndim, shape, n, dst);
 }
 
 vg_tensor *vg_full(int ndim, const int64_t *shape, real value) {

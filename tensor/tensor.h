@@ -64,6 +64,9 @@ typedef struct { int chunk; size_t used; } vg_arena_mark;
 vg_arena_mark vg_arena_get_mark(void);
 void   vg_arena_release(vg_arena_mark m);           /* free everything allocated after m */
 void   vg_arena_reset(void);                        /* free everything (end of a step) */
+/* free everything allocated after m except t's values: returned as a contiguous tensor placed at m
+ * (a computation that records no graph drops its intermediates once its result exists) */
+vg_tensor *vg_arena_release_keep(vg_arena_mark m, vg_tensor *t);
 size_t vg_arena_bytes_reserved(void);               /* memory held by the arena (reused) */
 size_t vg_arena_bytes_used(void);
 void   vg_arena_free_all(void);                     /* return the arena's memory to the OS */

@@ -552,6 +552,14 @@ VG_TEST(vit_drop_path_rates_and_masks) {
 
 /* ------------------------------------------------------------------ the last block for the class token alone */
 /* attention ops in the graph of `out` whose output holds one token (B, 1, D) */
+/* a 16-px model from cfg initialised with seed, and a persistent input batch (B, 3, 16, 16) drawn next */
+static vg_tensor *small_vit_and_input(vg_vit *m, const vg_vit_config *cfg, uint64_t seed, int64_t B) {
+    vg_rng rng = vg_rng_seed(seed);
+    if (!vg_vit_init(m, cfg, &rng)) return NULL;
+    vg_arena_reset();
+    return vg_persist(vg_randn(&rng, VG_DIMS(B, 3, 16, 16), 0, 1));
+}
+
 static int one_token_attentions(vg_tensor *out) {
     vg_node *nodes[2048];
     int n = vg_graph_nodes(out, nodes, 2048), k1 = 0;
@@ -565,11 +573,9 @@ VG_TEST(vit_cls_only_last_block_same_logits_and_gradients) {
     cfg.img_size = 16; cfg.embed_dim = 32; cfg.depth = 2; cfg.num_heads = 2;
     for (int pool = 0; pool < 2; pool++) {
         cfg.pool = pool ? VG_VIT_POOL_MEAN : VG_VIT_POOL_CLS;
-        vg_rng rng = vg_rng_seed(5);
         vg_vit m;
-        REQUIRE(vg_vit_init(&m, &cfg, &rng));
-        vg_arena_reset();
-        vg_tensor *x = vg_persist(vg_randn(&rng, VG_DIMS(3, 3, 16, 16), 0, 1));
+        vg_tensor *x = small_vit_and_input(&m, &cfg, 5, 3);
+        REQUIRE(x);
         const int32_t labels[3] = {1, 7, 4};
         vg_params tr = {0};
         vg_vit_params(&m, &tr);
@@ -613,6 +619,48 @@ VG_TEST(vit_cls_only_last_block_same_logits_and_gradients) {
         vg_params_free(&tr);
         vg_vit_free(&m);
         vg_arena_reset();
+    }
+}
+
+/* Without a graph (vg_no_grad_begin), the forward keeps one block's intermediates at a time: the
+ * logits are the same bytes as with a graph, and the arena holds as much after a 6-block forward as
+ * after a 1-block one (with a graph, every block's activations stay for backward). */
+VG_TEST(vit_no_grad_forward_releases_each_block) {
+    vg_vit_config cfg = vg_vit_config_default();
+    cfg.img_size = 16; cfg.embed_dim = 32; cfg.num_heads = 2;
+    for (int pool = 0; pool < 2; pool++) {
+        size_t used_no_grad[2], used_grad[2];
+        for (int d = 0; d < 2; d++) {
+            cfg.depth = d ? 6 : 1;
+            cfg.pool = pool ? VG_VIT_POOL_MEAN : VG_VIT_POOL_CLS;
+            vg_vit m;
+            vg_tensor *x = small_vit_and_input(&m, &cfg, 11, 4);
+            REQUIRE(x);
+            for (int train = 0; train < 2; train++) {      /* eval, then train mode with dropout */
+                m.cfg.drop_rate = m.cfg.attn_drop_rate = train ? 0.2 : 0.0;
+                vg_rng ra = vg_rng_seed(3), rb = vg_rng_seed(3);
+                vg_tensor *with_graph = vg_vit_forward(&m, x, train, &ra);
+                REQUIRE(with_graph && with_graph->node);
+                used_grad[d] = vg_arena_bytes_used();
+                vg_no_grad_begin();
+                vg_tensor *no_graph = vg_vit_forward(&m, x, train, &rb);
+                vg_no_grad_end();
+                REQUIRE(no_graph && !no_graph->node);
+                CHECK_MSG(max_abs_diff(with_graph, no_graph) == 0, "pool %d depth %d train %d: logits differ", pool, cfg.depth, train);
+                vg_arena_reset();
+                vg_no_grad_begin();
+                REQUIRE(vg_vit_forward(&m, x, train, &rb));
+                vg_no_grad_end();
+                if (!train) used_no_grad[d] = vg_arena_bytes_used();
+                vg_arena_reset();
+            }
+            vg_tensor_free(x);
+            vg_vit_free(&m);
+        }
+        CHECK_MSG(used_no_grad[1] == used_no_grad[0], "pool %d: no-grad forward holds %zu bytes at depth 6, %zu at depth 1",
+                  pool, used_no_grad[1], used_no_grad[0]);
+        CHECK(used_grad[1] > 3 * used_grad[0]);
+        CHECK(used_grad[0] > used_no_grad[0]);
     }
 }
 

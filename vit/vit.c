@@ -289,13 +289,22 @@ vg_tensor *vg_vit_block_forward(vg_vit *m, int i, vg_tensor *x, bool train, vg_r
     return block_forward(m, i, x, 0, train, rng, attn_out);
 }
 
-/* Up to and including the final norm; cls_only: the last block computes token 0 alone (B, 1, D). */
+/* Up to and including the final norm; cls_only: the last block computes token 0 alone (B, 1, D).
+ * When no graph is recorded (vg_no_grad_begin: evaluation), nothing but the residual stream x is
+ * read again after a block, so each stage runs above one arena mark and only its output is kept,
+ * moved back down to the mark (vg_arena_release_keep): evaluation holds one block's intermediates
+ * at a time, not the whole network's. With a graph, backward needs them all; nothing is released. */
 static vg_tensor *features(vg_vit *m, vg_tensor *image, bool train, vg_rng *rng, bool cls_only) {
+    const bool release = !vg_grad_enabled();
+    const vg_arena_mark mark = vg_arena_get_mark();
     vg_tensor *x = vg_vit_patch_embed(m, image);                        /* (B, N, D) */
     x = vg_vit_embed_tokens(x, m->cls_token, m->pos_embed);             /* (B, N+1, D) */
     x = vg_dropout_fn(x, m->cfg.drop_rate, train, rng);
-    for (int i = 0; i < m->cfg.depth; i++)
+    if (release) x = vg_arena_release_keep(mark, x);
+    for (int i = 0; i < m->cfg.depth; i++) {
         x = block_forward(m, i, x, cls_only && i == m->cfg.depth - 1 ? 1 : 0, train, rng, NULL);
+        if (release) x = vg_arena_release_keep(mark, x);
+    }
     return vg_layernorm_fn(x, m->norm.weight, m->norm.bias, m->cfg.norm_eps);
 }
 
