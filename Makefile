@@ -147,7 +147,7 @@ TRAIN_FLAGS ?= --model vit-micro-cifar --epochs 24 --batch 128 --lr 2e-3 --wd 0.
 .PHONY: train
 train: train-binary
 	@dir="$(CIFAR_DIR)"; if [ -z "$$dir" ]; then $(MAKE) data && dir=data/cifar-10-batches-bin; fi; \
-	echo "CIFAR-10 from $$dir"; $(BIN)/train --dataset cifar10 --data "$$dir" $(TRAIN_FLAGS)
+	echo "CIFAR-10 from $$dir"; $(BIN)/train --dataset cifar10 --data "$$dir" $(TRAIN_FLAGS) --continue
 train-binary: $(B)/f32/train.o $(COMM_OBJ) $(B)/libvitgrad.a
 	$(TRAIN_LD) $^ -o $(BIN)/train $(LDLIBS)
 $(B)/train-mpi: $(B)/f32/train.o $(B)/mpi/dist/mpi.o $(B)/libvitgrad.a
@@ -155,7 +155,7 @@ $(B)/train-mpi: $(B)/f32/train.o $(B)/mpi/dist/mpi.o $(B)/libvitgrad.a
 $(B)/dist_check: $(B)/f32/tests/tools/dist_check.o $(B)/mpi/dist/mpi.o $(B)/libvitgrad.a
 	$(MPICC) $^ -o $@ $(LDLIBS)
 train-fashion: train-binary
-	$(BIN)/train --dataset fashion-mnist --model vit-mnist --epochs 10 --lr 2e-3 --warmup 1e --aug none --out runs/fashion-mnist
+	$(BIN)/train --dataset fashion-mnist --model vit-mnist --epochs 10 --lr 2e-3 --warmup 1e --aug none --out runs/fashion-mnist --continue
 data:
 	sh data/download_cifar10.sh
 

@@ -9,9 +9,11 @@
 #include "tensor/gemm.h"
 #include "checkpoint/model_meta.h"
 #include "run/run.h"
+#include "dist/dist.h"
 #include <errno.h>
 #include <math.h>
 #include <omp.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -128,10 +130,7 @@ static int build_model(options *o, char *model_path, char *state_path, size_t pa
         if (vg_checkpoint_resolve(p, model_path, state_path, pathlen, err, ERRLEN)) return -1;
         if (o->resume) {
             if (!state_path[0]) { snprintf(err, ERRLEN, "--resume %.400s: no train_state.safetensors next to %.400s", p, model_path); return -1; }
-            vg_st_file *f = vg_st_open(state_path, err, ERRLEN);
-            int rc = !f || vg_vit_config_from_meta(f, &o->vit, state_path, err, ERRLEN) ? -1 : 0;
-            vg_st_close(f);
-            if (rc) return -1;
+            if (trainer_config_from_state(state_path, o, err)) return -1;
         }
     }
     if (!vg_vit_init(&t->model, &o->vit, &init_rng)) { snprintf(err, ERRLEN, "model: %.900s", vg_error()); return -1; }
@@ -176,7 +175,7 @@ static vg_lr_schedule make_schedule(const options *o, int64_t per_epoch) {
 /* evaluate on the test split, print and log it; at the end of the run also the report */
 static int eval_and_log(const options *o, const vg_dataset *test, int64_t per_epoch, int64_t total, double wall, char *err) {
     trainer *t = &run_state.t;
-    bool ok; eval_result r = trainer_evaluate(t, test, 256, o->loader_threads, err, &ok);
+    bool ok; eval_result r = trainer_evaluate(t, test, o->eval_batch, o->loader_threads, err, &ok);
     if (!ok) { free(r.confusion); return -1; }
     printf("step %lld (epoch %.2f): test loss %.4f, test top-1 %.2f%%, wall %.0f s\n", (long long)t->step,
            (double)t->step / (double)per_epoch, r.loss, 100 * r.acc, wall);
@@ -211,6 +210,9 @@ int main(int argc, char **argv) {
     if (o.amp && !vg_autocast_set(true)) { fprintf(stderr, "train: --amp: %s\n", vg_error()); return finish(2); }
     trainer *t = &run_state.t;
     char model_path[4096] = "", state_path[4096] = "";
+    /* every rank reads --out (rank 0 alone may clear it) before any rank writes there */
+    if (run_dir_prepare(&o, rank == 0, err)) FAIL();
+    vg_dist_any(false);
     if (build_model(&o, model_path, state_path, sizeof model_path, err)) FAIL();
     print_processes();
     if (o.trace_shapes) {
@@ -226,10 +228,12 @@ int main(int argc, char **argv) {
     if (!test) FAIL();
     if (o.eval_only) {
         if (!model_path[0]) fprintf(stderr, "train: warning: --eval-only without --init/--resume evaluates a random model\n");
-        bool ok; eval_result r = trainer_evaluate(t, test, 256, o.loader_threads, err, &ok);
+        double t0 = run_now_s();
+        bool ok; eval_result r = trainer_evaluate(t, test, o.eval_batch, o.loader_threads, err, &ok);
         if (ok) eval_report_print(&r, test, stdout);
         free(r.confusion);
         if (!ok) FAIL();
+        printf("evaluated in %.1f s (batch %d); peak RSS %ld MiB\n", run_now_s() - t0, o.eval_batch, run_peak_rss_mib());
         return finish(0);
     }
     vg_dataset *train = run_state.train = vg_dataset_open(o.dataset, dir, VG_SPLIT_TRAIN, err, sizeof err);
@@ -250,6 +254,8 @@ int main(int argc, char **argv) {
         vg_loader_state ls;
         if (trainer_load_state(t, state_path, &ls, o.batch, err) || vg_loader_state_set(loader, &ls, err, sizeof err)) FAIL();
         printf("resumed from %s at step %lld\n", state_path, (long long)t->step);
+        if (t->step >= total) { run_dir_report_finished(o.out, t->step, total); return finish(0); }
+        if (rank == 0 && run_dir_trim_metrics(o.out, t->step, err)) FAIL();
     }
     /* rank 0 writes the outputs (metrics.csv, checkpoints, confusion.txt); the others /dev/null */
     if (rank == 0 && mkdir_p(o.out)) { fprintf(stderr, "train: %s: cannot create the output directory: %s\n", o.out, strerror(errno)); return finish(1); }
@@ -258,7 +264,8 @@ int main(int argc, char **argv) {
     else snprintf(csv_path, sizeof csv_path, "/dev/null");
     FILE *csv = run_state.csv = fopen(csv_path, t->step > 0 ? "a" : "w");
     if (!csv) { fprintf(stderr, "train: %s: %s\n", csv_path, strerror(errno)); return finish(1); }
-    if (t->step == 0) fprintf(csv, "step,epoch,loss,lr,train_acc,test_loss,test_acc,images_per_s,wall_s\n");
+    fseek(csv, 0, SEEK_END);
+    if (ftell(csv) == 0) fprintf(csv, "step,epoch,loss,lr,train_acc,test_loss,test_acc,images_per_s,wall_s\n");
 
     bool tty = isatty(STDOUT_FILENO);
     printf("training %s (%lld parameters) on %s: %d train / %d test images, %lld steps (%lld per epoch), "
@@ -271,6 +278,7 @@ int main(int argc, char **argv) {
     double log_loss = 0;
     char last_ckpt[2200] = "";
     vg_batch b;
+    run_stop_install();                                     /* Ctrl-C from here on: save, then stop */
     while (t->step < total) {
         if (vg_loader_next(loader, &b) != 1) continue;      /* epoch boundary */
         double lr = vg_lr_at(&sched, t->step);
@@ -300,7 +308,9 @@ int main(int argc, char **argv) {
         }
         bool at_unit = t->step % unit == 0;
         bool do_eval = t->step == total || (o.eval_every > 0 && at_unit && (t->step / unit) % o.eval_every == 0);
-        bool stop_now = o.stop_at > 0 && t->step == o.stop_at;
+        /* a stop signal on any rank stops every rank after the same step (one collective per step) */
+        bool interrupted = vg_dist_any(run_stop_signal() != 0);
+        bool stop_now = (o.stop_at > 0 && t->step == o.stop_at) || (interrupted && t->step < total);
         bool do_save = t->step == total || stop_now || (o.save_every > 0 && at_unit && (t->step / unit) % o.save_every == 0);
         if (do_eval) {
             if (tty) printf("\n");
@@ -308,12 +318,23 @@ int main(int argc, char **argv) {
             t_log = run_now_s();
         }
         if (do_save) {
-            if (rank == 0 && trainer_save_checkpoint(t, &o, &sched, loader, wall, err)) { fprintf(stderr, "train: checkpoint: %s\n", err); return finish(1); }
+            if (rank == 0 && trainer_save_checkpoint(t, &o, &sched, loader, wall, err)) {
+                fprintf(stderr, "train: checkpoint: %s\n(%s/latest is unchanged: it names the last complete checkpoint, if any)\n", err, o.out);
+                return finish(1);
+            }
             last_saved = t->step;
             snprintf(last_ckpt, sizeof last_ckpt, "%s/checkpoints/step-%08lld", o.out, (long long)t->step);
             t_log = run_now_s();
         }
-        if (stop_now) { printf("stopped after step %lld (--stop-at); continue with --resume %s\n", (long long)t->step, o.out); break; }
+        if (stop_now) {
+            char cmd[8192];
+            run_resume_command(argc, argv, o.out, cmd, sizeof cmd);
+            if (tty) printf("\n");
+            printf("stopped after step %lld (%s); checkpoint %s. Continue with:\n  %s\n", (long long)t->step,
+                   interrupted ? (run_stop_signal() == SIGTERM ? "SIGTERM" : "SIGINT") : "--stop-at", last_ckpt, cmd);
+            if (interrupted) return finish(128 + (run_stop_signal() ? run_stop_signal() : SIGINT));
+            break;
+        }
     }
     double wait = vg_loader_wait_seconds(loader), total_s = run_now_s() - t_start;
     printf("done: %lld steps in %.1f s; data-loader wait %.2f s (%.2f%% of the time); peak RSS %ld MiB\n",

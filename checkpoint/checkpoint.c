@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,16 @@ static void remove_step_dir(const char *path) {
     rmdir(path);
 }
 
+/* Test hook: VG_TEST_KILL_IN_CHECKPOINT=K sends this process SIGKILL at the K-th kill point of its
+ * checkpoint writes (counted from 1 over the whole process): after each file of a pair is written,
+ * after `latest` is switched, and after the stable names are set. Each is a moment a crash can
+ * happen; tests/test_reliability.c resumes from whatever it leaves. */
+static void kill_point(void) {
+    static long count;
+    const char *k = getenv("VG_TEST_KILL_IN_CHECKPOINT");
+    if (k && *k && ++count == atol(k)) raise(SIGKILL);
+}
+
 int vg_checkpoint_save(const char *out_dir, int64_t step, const vg_st_writer *model,
                        const vg_st_writer *state, char *err, size_t errlen) {
     const char *names[2] = {"model.safetensors", "train_state.safetensors"};
@@ -82,6 +93,7 @@ int vg_checkpoint_save_files(const char *out_dir, int64_t step, int n, const cha
         if (strlen(names[i]) > 200 || strchr(names[i], '/')) { snprintf(err, errlen, "checkpoint file name '%.200s' is not a plain name", names[i]); return -1; }
         snprintf(path, sizeof path, "%s/%s", stepdir, names[i]);
         if (vg_st_write(writers[i], path, err, errlen)) return -1;
+        kill_point();
     }
     if (fsync_path(stepdir) || fsync_path(ckdir)) { snprintf(err, errlen, "%s: fsync failed: %s", stepdir, strerror(errno)); return -1; }
     const char *crash = getenv("VG_CKPT_CRASH_BEFORE_SWITCH");
@@ -94,6 +106,7 @@ int vg_checkpoint_save_files(const char *out_dir, int64_t step, int n, const cha
     ssize_t len = readlink(path, prev_rel, sizeof prev_rel - 1);
     prev_rel[len > 0 ? len : 0] = 0;
     if (switch_symlink(out_dir, "latest", rel, err, errlen)) return -1;
+    kill_point();
     /* the stable names users load: created once, they follow `latest` */
     for (int i = 0; i < n; i++) {
         char target[256];
@@ -104,6 +117,7 @@ int vg_checkpoint_save_files(const char *out_dir, int64_t step, int n, const cha
             if (switch_symlink(out_dir, names[i], target, err, errlen)) return -1;
     }
     if (fsync_path(out_dir)) { snprintf(err, errlen, "%s: fsync failed: %s", out_dir, strerror(errno)); return -1; }
+    kill_point();
     /* keep the new pair and the one before it; drop older step directories */
     DIR *d = opendir(ckdir);
     if (d) {
@@ -117,6 +131,36 @@ int vg_checkpoint_save_files(const char *out_dir, int64_t step, int n, const cha
         }
         closedir(d);
     }
+    return 0;
+}
+
+int vg_checkpoint_clear(const char *out_dir, char *err, size_t errlen) {
+    char path[4096 + 300], ckdir[4096];
+    snprintf(ckdir, sizeof ckdir, "%s/checkpoints", out_dir);
+    DIR *d = opendir(ckdir);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (strncmp(e->d_name, "step-", 5)) continue;
+            snprintf(path, sizeof path, "%s/%s", ckdir, e->d_name);
+            remove_step_dir(path);
+        }
+        closedir(d);
+        if (rmdir(ckdir) != 0 && errno != ENOENT) { snprintf(err, errlen, "%s: cannot remove: %s", ckdir, strerror(errno)); return -1; }
+    }
+    /* `latest` and the stable names: symlinks into latest/ */
+    d = opendir(out_dir);
+    if (!d) return 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char target[64];
+        snprintf(path, sizeof path, "%s/%s", out_dir, e->d_name);
+        ssize_t l = readlink(path, target, sizeof target - 1);
+        if (l < 0) continue;
+        target[l] = 0;
+        if (!strcmp(e->d_name, "latest") || !strncmp(target, "latest/", 7)) unlink(path);
+    }
+    closedir(d);
     return 0;
 }
 

@@ -15,8 +15,9 @@
 #include "tensor/safetensors.h"
 
 /* Write the pair for `step`, switch `latest` to it, and delete step directories older than the
- * previous one. Test hook: env VG_CKPT_CRASH_BEFORE_SWITCH=1 returns an error just before the
- * switch, as a crash there would. */
+ * previous one. Test hooks: env VG_CKPT_CRASH_BEFORE_SWITCH=1 returns an error just before the
+ * switch, as a crash there would; VG_TEST_KILL_IN_CHECKPOINT=K kills the process (SIGKILL) at the
+ * K-th of its kill points (after each file, after the switch, after the stable names). */
 int vg_checkpoint_save(const char *out_dir, int64_t step, const vg_st_writer *model,
                        const vg_st_writer *state, char *err, size_t errlen);
 /* The same for any set of files written together (e.g. model, train_state and model_ema): each
@@ -24,6 +25,10 @@ int vg_checkpoint_save(const char *out_dir, int64_t step, const vg_st_writer *mo
  * symlink to latest/<name>. names are plain file names. */
 int vg_checkpoint_save_files(const char *out_dir, int64_t step, int n, const char *const *names,
                              const vg_st_writer *const *writers, char *err, size_t errlen);
+
+/* Remove the checkpoints of OUT (checkpoints/step-*, `latest` and the symlinks through it), for a
+ * run started over in the same directory (./train --overwrite). Other files are left alone. */
+int vg_checkpoint_clear(const char *out_dir, char *err, size_t errlen);
 
 /* --resume / --init argument → the two file paths. `path` may be an OUT directory (uses latest/),
  * a step directory holding the two files, or a model/train_state .safetensors file (its sibling is

@@ -134,3 +134,27 @@ int vg_vit_from_checkpoint(const vg_st_file *f, vg_vit *m, const char *path, cha
     }
     return 0;
 }
+
+int vg_vit_config_diff(const vg_st_file *f, const vg_vit_config *c, char *out, size_t n) {
+    out[0] = 0;
+    if (!vg_st_meta(f, "model.embed_dim")) return 0;
+    vg_vit_config saved = *c;
+    char e[256];
+    if (vg_vit_config_from_meta(f, &saved, "", e, sizeof e)) return 0;
+    const struct { const char *name; double a, b; } fields[] = {
+        {"patch_size", saved.patch_size, c->patch_size}, {"in_chans", saved.in_chans, c->in_chans},
+        {"num_classes", saved.num_classes, c->num_classes}, {"embed_dim", saved.embed_dim, c->embed_dim},
+        {"depth", saved.depth, c->depth}, {"num_heads", saved.num_heads, c->num_heads},
+        {"mlp_ratio", saved.mlp_ratio, c->mlp_ratio}, {"qkv_bias", saved.qkv_bias, c->qkv_bias},
+        {"pool (0 cls, 1 mean)", saved.pool, c->pool}, {"pos_embed (0 learned, 1 sincos2d)", saved.pos_embed, c->pos_embed},
+    };
+    int k = 0;
+    size_t len = 0;
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        if (fields[i].a == fields[i].b) continue;
+        int w = snprintf(out + len, n - len, "%s%s %g (this run: %g)", k ? ", " : "", fields[i].name, fields[i].a, fields[i].b);
+        if (w > 0 && (size_t)w < n - len) len += (size_t)w;
+        k++;
+    }
+    return k;
+}

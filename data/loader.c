@@ -13,6 +13,7 @@
 #include "data/internal.h"
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,10 +279,19 @@ vg_loader *vg_loader_new(const vg_dataset *d, const vg_loader_config *cfg, char 
     if (c.n_threads) {
         L->threads = calloc((size_t)c.n_threads, sizeof *L->threads);
         if (!L->threads) goto oom;
+        /* workers start with SIGINT and SIGTERM blocked: a program's stop signal reaches its own
+         * thread (./train's graceful stop), never a worker in the middle of a batch */
+        sigset_t stop, old;
+        sigemptyset(&stop); sigaddset(&stop, SIGINT); sigaddset(&stop, SIGTERM);
+        pthread_sigmask(SIG_BLOCK, &stop, &old);
         for (int i = 0; i < c.n_threads; i++) {
-            if (pthread_create(&L->threads[i], NULL, worker, L) != 0) { vg__err(err, errlen, "loader: cannot start worker thread %d", i); vg_loader_free(L); return NULL; }
+            if (pthread_create(&L->threads[i], NULL, worker, L) != 0) {
+                pthread_sigmask(SIG_SETMASK, &old, NULL);
+                vg__err(err, errlen, "loader: cannot start worker thread %d", i); vg_loader_free(L); return NULL;
+            }
             L->n_started++;
         }
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
     }
     return L;
 oom:

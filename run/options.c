@@ -100,12 +100,21 @@ static const flag_def flags[] = {
     {"output", "--out", "DIR", F_STR, OPT(out), 0, 0, NULL, "metrics.csv, checkpoints (default runs/last)"},
     {NULL, "--eval-every", "N", F_I64, OPT(eval_every), 0, IMAX, NULL,
      "evaluate every N epochs (steps with --steps) (default 1; 0 = only at end)"},
+    {NULL, "--eval-batch", "N", F_INT, OPT(eval_batch), 1, 65536, NULL,
+     "evaluation batch size (default: --batch, so evaluation needs no more\n"
+     "memory than a training step)"},
     {NULL, "--save-every", "N", F_I64, OPT(save_every), 0, IMAX, NULL,
      "checkpoint every N epochs (steps with --steps) (default 1; 0 = only at end)"},
     {NULL, "--log-every", "N", F_I64, OPT(log_every), 1, IMAX, NULL, "log line / metrics row every N steps (default 50)"},
     {NULL, "--stop-at", "N", F_I64, OPT(stop_at), 1, IMAX, NULL,
      "save a checkpoint and stop after step N, as if interrupted (the\n"
      "schedule still spans --epochs/--steps; continue with --resume)"},
+    {NULL, "--overwrite", NULL, F_SWITCH, OPT(overwrite), 0, 0, NULL,
+     "start a new run in an --out that already holds one (its checkpoints\n"
+     "and metrics are removed); without it ./train refuses"},
+    {NULL, "--continue", NULL, F_SWITCH, OPT(continue_run), 0, 0, NULL,
+     "resume the run in --out if it has a checkpoint (a finished run is\n"
+     "reported, not retrained), else start one (what `make train` does)"},
     {NULL, "--resume", "PATH", F_STR, OPT(resume), 0, 0, NULL, "continue a run: an OUT dir, a checkpoint dir or its .safetensors file"},
     {NULL, "--init", "FILE", F_STR, OPT(init), 0, 0, NULL,
      "start from these weights only (model.safetensors); the position\n"
@@ -275,5 +284,6 @@ options vg_options_parse(int argc, char **argv) {
     resolve_model(&o);
     if (o.min_lr > o.lr) bad_flag("--min-lr", "%g is above --lr %g", o.min_lr, o.lr);
     o.every_in_steps = o.steps > 0;
+    if (!o.eval_batch) o.eval_batch = o.batch;
     return o;
 }

@@ -37,6 +37,8 @@ typedef struct {
     bool eval_only, trace_shapes, profile, full_last_block;
     bool amp;                    /* --amp: bf16 autocast (autograd/autocast.c) */
     const char *amp_dtype;       /* --amp-dtype: bfloat16 (float16 refused) */
+    int eval_batch;              /* 0 until parsed: then --batch unless given */
+    bool overwrite, continue_run;
     int bench;
     int64_t stop_at;
     vg_interp_mode interp;
@@ -68,6 +70,9 @@ long   run_peak_rss_mib(void);
 /* write OUT/checkpoints/step-N/{model,train_state}.safetensors and switch `latest` atomically */
 int trainer_save_checkpoint(trainer *t, const options *o, const vg_lr_schedule *sched, vg_loader *loader,
                             double wall, char *err);
+/* --resume: the model configuration saved in a train_state file into o->vit; an error when the
+ * state was saved by a run on another --dataset */
+int trainer_config_from_state(const char *path, options *o, char *err);
 /* restore optimizer moments, step, dropout RNG and the loader position from a train_state file */
 int trainer_load_state(trainer *t, const char *path, vg_loader_state *ls, int batch, char *err);
 /* load weights from a model.safetensors; resize pos_embed when its grid differs from the model's */
@@ -80,6 +85,26 @@ typedef struct { double loss, acc; int64_t n; int64_t *confusion; int classes; }
  * taken over processes (collective); *ok false (and err set) on failure. Free .confusion. */
 eval_result trainer_evaluate(trainer *t, const vg_dataset *test, int batch, int loader_threads, char *err, bool *ok);
 void        eval_report_print(const eval_result *r, const vg_dataset *d, FILE *f);
+
+/* ------------------------------------------------------------------ the output directory (run/run_dir.c) */
+/* Before a run: refuse an --out that already holds a run unless --resume points into it or
+ * --overwrite is given (then its checkpoints and metrics are removed, when may_write: rank 0);
+ * --continue sets o->resume when --out has a checkpoint. Prints what it does; -1 and err when the
+ * run must not start. */
+int  run_dir_prepare(options *o, bool may_write, char *err);
+/* drop metrics.csv rows of steps after `step` (logged by a process that died after its last checkpoint) */
+int  run_dir_trim_metrics(const char *out, int64_t step, char *err);
+/* a resumed run that is already at its last step: say so, with its final evaluation */
+void run_dir_report_finished(const char *out, int64_t step, int64_t total);
+
+/* ------------------------------------------------------------------ graceful stop (run/stop.c) */
+/* SIGINT / SIGTERM handlers: the first only records the signal (the loop finishes the step, saves a
+ * checkpoint, exits 128 + signal); a second exits at once, leaving the last complete checkpoint. */
+void run_stop_install(void);
+int  run_stop_signal(void);                           /* the signal received, 0 if none */
+/* the exact command that continues this run: argv without --resume/--init/--stop-at/--overwrite/
+ * --continue, then --resume OUT; words shell-quoted where needed */
+void run_resume_command(int argc, char **argv, const char *out, char *buf, size_t n);
 
 /* ------------------------------------------------------------------ one step, --bench (run/step.c) */
 vg_tensor *batch_tensor(const vg_batch *b);           /* the batch's pixels as an arena tensor */

@@ -128,7 +128,13 @@ int trainer_load_weights(trainer *t, const char *path, vg_interp_mode interp, bo
                interp == VG_INTERP_BICUBIC ? "bicubic" : "bilinear");
         skip[0] = "pos_embed";
     }
-    if (vg_params_load(&t->state_dict, f, "", strict, skip, e2, sizeof e2)) { snprintf(err, ERRLEN, "%.400s: %.600s", path, e2); goto done; }
+    if (vg_params_load(&t->state_dict, f, "", strict, skip, e2, sizeof e2)) {
+        char diff[400];
+        if (vg_vit_config_diff(f, &t->model.cfg, diff, sizeof diff))
+            snprintf(err, ERRLEN, "%.300s: a checkpoint of another model: %.300s; %.380s", path, diff, e2);
+        else snprintf(err, ERRLEN, "%.400s: %.600s", path, e2);
+        goto done;
+    }
     rc = 0;
 done:
     vg_st_close(f);
@@ -136,3 +142,17 @@ done:
     return rc;
 }
 
+
+int trainer_config_from_state(const char *path, options *o, char *err) {
+    vg_st_file *f = vg_st_open(path, err, ERRLEN);
+    if (!f) return -1;
+    int rc = vg_vit_config_from_meta(f, &o->vit, path, err, ERRLEN);
+    const char *ds = vg_st_meta(f, "dataset");
+    if (!rc && ds && strcmp(ds, o->dataset)) {
+        snprintf(err, ERRLEN, "%.400s: saved by a run on --dataset %.100s, resumed with --dataset %.100s "
+                 "(to start from its weights on another dataset: --init)", path, ds, o->dataset);
+        rc = -1;
+    }
+    vg_st_close(f);
+    return rc;
+}

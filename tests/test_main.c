@@ -41,10 +41,34 @@ int vg_test_have_program(const char *name) {
     return access(path, X_OK) == 0;
 }
 
+/* cmd with a leading "./" pointing at our programs' directory, then `suffix` */
+static void full_command(const char *cmd, const char *suffix, char *full, size_t n) {
+    if (strncmp(cmd, "./", 2) == 0) snprintf(full, n, "%.500s/%.3000s%.500s", bin_dir(), cmd + 2, suffix);
+    else snprintf(full, n, "%.3500s%.500s", cmd, suffix);
+}
+
+int vg_test_spawn(const char *cmd, const char *log_path) {
+    char full[4200], suffix[600];
+    snprintf(suffix, sizeof suffix, " > '%.500s' 2>&1", log_path);
+    full_command(cmd, suffix, full, sizeof full);
+    /* "exec" as the last word of the shell's script: the program replaces the shell, same pid */
+    char script[4300];
+    snprintf(script, sizeof script, "exec %s", full);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) { execl("/bin/sh", "sh", "-c", script, (char *)NULL); _exit(127); }
+    return (int)pid;
+}
+
+int vg_test_wait(int pid) {
+    int st;
+    if (waitpid((pid_t)pid, &st, 0) < 0) return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -1;
+}
+
 int vg_test_run(const char *cmd, char *out, size_t n) {
     char full[4096];
-    if (strncmp(cmd, "./", 2) == 0) snprintf(full, sizeof full, "%.500s/%.3500s 2>&1", bin_dir(), cmd + 2);
-    else snprintf(full, sizeof full, "%.4000s 2>&1", cmd);
+    full_command(cmd, " 2>&1", full, sizeof full);
     FILE *p = popen(full, "r");
     if (!p) return -1;
     size_t len = 0;
@@ -60,7 +84,9 @@ int vg_test_run(const char *cmd, char *out, size_t n) {
 
 /* vg_test_write_cifar: a small dataset in the real CIFAR-10 binary format: 5×64 train records, 64 test records.
  * Class c is a horizontal gradient whose slope depends on c, plus noise: learnable. */
-bool vg_test_write_cifar(const char *dir) {
+bool vg_test_write_cifar(const char *dir) { return vg_test_write_cifar_sized(dir, 64, 64); }
+
+bool vg_test_write_cifar_sized(const char *dir, int n_train, int n_test) {
     vg_rng r = vg_rng_seed(77);
     unsigned char rec[3073];
     for (int f = 0; f < 6; f++) {
@@ -69,7 +95,7 @@ bool vg_test_write_cifar(const char *dir) {
         else snprintf(path, sizeof path, "%s/test_batch.bin", dir);
         FILE *fp = fopen(path, "wb");
         if (!fp) return false;
-        for (int i = 0; i < 64; i++) {
+        for (int i = 0; i < (f < 5 ? n_train : n_test); i++) {
             int c = (int)vg_rng_below(&r, 10);
             rec[0] = (unsigned char)c;
             for (int k = 0; k < 3072; k++) {

@@ -1,6 +1,7 @@
 /* test_train.c — issue 6: AdamW parity with PyTorch, the schedule, checkpoints (round trip,
  * atomic switch, corrupt files), ./train flags, bit-exact resume, NaN stop, a real learning check. */
 #include "test.h"
+#include "run_helpers.h"
 #include "checkpoint/checkpoint.h"
 #include "optim/optim.h"
 #include "vit/vit.h"
@@ -12,42 +13,6 @@
 /* ------------------------------------------------------------------ helpers */
 /* a shell command; "./train …" runs our train program (vg_test_run, tests/test_main.c) */
 static int run(const char *cmd, char *out, size_t n) { return vg_test_run(cmd, out, n); }
-
-static char *read_file(const char *path, size_t *n) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END); long len = ftell(f); fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)len + 1);
-    if (fread(b, 1, (size_t)len, f) != (size_t)len) { free(b); fclose(f); return NULL; }
-    b[len] = 0; fclose(f);
-    if (n) *n = (size_t)len;
-    return b;
-}
-
-static bool same_bytes(const char *a, const char *b) {
-    size_t na, nb;
-    char *x = read_file(a, &na), *y = read_file(b, &nb);
-    bool same = x && y && na == nb && !memcmp(x, y, na);
-    free(x); free(y);
-    return same;
-}
-
-/* the first five columns of metrics.csv training rows (step, epoch, loss, lr, train_acc) */
-static void loss_columns(const char *csv_path, char *out, size_t n) {
-    char *s = read_file(csv_path, NULL);
-    out[0] = 0;
-    if (!s) return;
-    size_t len = 0;
-    for (char *line = strtok(s, "\n"); line; line = strtok(NULL, "\n")) {
-        int commas = 0; char *p = line;
-        while (*p && commas < 5) if (*p++ == ',') commas++;
-        if (p - line > 2 && line[p - line - 2] != ',' && len + (size_t)(p - line) + 2 < n) {  /* rows with a loss */
-            memcpy(out + len, line, (size_t)(p - line)); len += (size_t)(p - line);
-            out[len++] = '\n'; out[len] = 0;
-        }
-    }
-    free(s);
-}
 
 static char tmp_root[256];
 static const char *tmp_dir(void) {
@@ -372,8 +337,8 @@ VG_TEST(train_amp_runs_deterministic_and_saves_fp32_checkpoints) {
     snprintf(a, sizeof a, "%s/amp1/model.safetensors", root);
     snprintf(b, sizeof b, "%s/amp2/model.safetensors", root);
     snprintf(c, sizeof c, "%s/fp32/model.safetensors", root);
-    CHECK_MSG(same_bytes(a, b), "two --amp runs with the same seed differ");
-    CHECK_MSG(!same_bytes(a, c), "--amp gave the FP32 run's weights bit for bit");
+    CHECK_MSG(vg_test_same_bytes(a, b), "two --amp runs with the same seed differ");
+    CHECK_MSG(!vg_test_same_bytes(a, c), "--amp gave the FP32 run's weights bit for bit");
     snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --eval-only --init %s", root, a);
     CHECK_MSG(run(cmd, out, sizeof out) == 0, "an FP32 run cannot load the --amp checkpoint: %s", out);
     const int rc = run("./train --model vit-micro-cifar --dim 16 --depth 2 --heads 2 --batch 8 --threads 2 "
@@ -402,8 +367,8 @@ VG_TEST(train_resume_is_bit_exact) {
     snprintf(a, sizeof a, "%s/straight/model.safetensors", root);
     snprintf(b, sizeof b, "%s/resumed/model.safetensors", root);
     snprintf(c, sizeof c, "%s/straight2/model.safetensors", root);
-    CHECK_MSG(same_bytes(a, b), "final weights after resume differ from the uninterrupted run");
-    CHECK_MSG(same_bytes(a, c), "two runs with the same seed differ");
+    CHECK_MSG(vg_test_same_bytes(a, b), "final weights after resume differ from the uninterrupted run");
+    CHECK_MSG(vg_test_same_bytes(a, c), "two runs with the same seed differ");
     /* the train state records the whole configuration */
     char sp[512], e[512];
     snprintf(sp, sizeof sp, "%s/resumed/train_state.safetensors", root);
@@ -420,7 +385,7 @@ VG_TEST(train_resume_is_bit_exact) {
     snprintf(a, sizeof a, "%s/straight/metrics.csv", root);
     snprintf(b, sizeof b, "%s/resumed/metrics.csv", root);
     snprintf(c, sizeof c, "%s/straight2/metrics.csv", root);
-    loss_columns(a, la, sizeof la); loss_columns(b, lb, sizeof lb); loss_columns(c, lc, sizeof lc);
+    vg_test_loss_columns(a, la, sizeof la); vg_test_loss_columns(b, lb, sizeof lb); vg_test_loss_columns(c, lc, sizeof lc);
     CHECK(strlen(la) > 100);
     CHECK_MSG(!strcmp(la, lb), "loss columns differ:\n%s\nvs\n%s", la, lb);
     CHECK(!strcmp(la, lc));
@@ -448,7 +413,7 @@ VG_TEST(train_bad_checkpoints_give_clear_errors) {
     REQUIRE(run(cmd, out, sizeof out) == 0);
     size_t n;
     snprintf(path, sizeof path, "%s/good/model.safetensors", root);
-    char *bytes = read_file(path, &n);
+    char *bytes = vg_test_read_file(path, &n);
     REQUIRE(bytes && n > 1000);
     struct { const char *name; size_t len; const char *expect; } cases[] = {
         {"truncated.safetensors", n / 2, "truncated"},

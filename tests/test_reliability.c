@@ -1,0 +1,310 @@
+/* test_reliability.c — issue 22: ./train under faults. kill -9 at random moments (and inside
+ * checkpoint writes) then resume: the same final weights and metrics as an uninterrupted run; a
+ * full disk while checkpointing; checkpoints of another model, another dataset, or damaged;
+ * SIGINT / SIGTERM stop gracefully; an --out holding a run is not overwritten; evaluation needs
+ * no more memory than a training step. docs/reliability.md describes what each one holds. */
+#include "test.h"
+#include "run_helpers.h"
+#include "tensor/tensor.h"
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* a tiny model on a tiny CIFAR-10 (5 x 64 train images: 10 steps per epoch of 32) */
+#define TINY "./train --dataset cifar10 --model vit-micro-cifar --dim 16 --depth 1 --heads 2 --batch 32 --threads 1 " \
+             "--loader-threads 1 --eval-every 0 --seed 3 --drop 0.1 --lr 3e-3 --warmup 2s --log-every 1"
+#define STEPS "60"
+
+static char root[256];
+static double straight_seconds;
+
+static double now_s(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec; }
+static void sleep_s(double s) { struct timespec t = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)}; nanosleep(&t, NULL); }
+
+/* the data and the uninterrupted run ROOT/straight (60 steps, a checkpoint after each) */
+static const char *setup(void) {
+    if (root[0]) return root;
+    snprintf(root, sizeof root, "/tmp/vitgrad-reliability-XXXXXX");
+    if (!mkdtemp(root)) { root[0] = 0; return NULL; }
+    char d[300], cmd[2048], out[8192];
+    snprintf(d, sizeof d, "%s/cifar", root);
+    mkdir(d, 0755);
+    if (!vg_test_write_cifar(d)) return NULL;
+    double t0 = now_s();
+    snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --steps " STEPS " --save-every 1 --out %s/straight", root, root);
+    if (vg_test_run(cmd, out, sizeof out) != 0) { fprintf(stderr, "%s\n", out); return NULL; }
+    straight_seconds = now_s() - t0;
+    return root;
+}
+
+static bool file_exists(const char *p) { struct stat st; return stat(p, &st) == 0; }
+
+/* rows in a metrics.csv (0 if missing) */
+static int csv_rows(const char *path) {
+    char *s = vg_test_read_file(path, NULL);
+    int n = 0;
+    for (char *p = s; p && *p; p++) n += *p == '\n';
+    free(s);
+    return n;
+}
+
+/* the final weights and the loss rows of run `name` equal the uninterrupted run's */
+static void check_same_as_straight(const char *name) {
+    char a[512], b[512], la[16384], lb[16384];
+    snprintf(a, sizeof a, "%s/straight/model.safetensors", root);
+    snprintf(b, sizeof b, "%s/%s/model.safetensors", root, name);
+    CHECK_MSG(vg_test_same_bytes(a, b), "%s: final weights differ from the uninterrupted run's", name);
+    snprintf(a, sizeof a, "%s/straight/metrics.csv", root);
+    snprintf(b, sizeof b, "%s/%s/metrics.csv", root, name);
+    vg_test_loss_columns(a, la, sizeof la);
+    vg_test_loss_columns(b, lb, sizeof lb);
+    CHECK(csv_rows(a) >= 60);
+    CHECK_MSG(!strcmp(la, lb), "%s: metrics.csv loss rows differ from the uninterrupted run's:\n%s\nvs\n%s", name, lb, la);
+}
+
+/* start ./train in the background (output into ROOT/NAME.log), stopped (SIGSTOP) once it has
+ * logged `rows` rows of metrics.csv; returns its pid, or -1 when it ended before that */
+static int start_and_pause(const char *cmd, const char *name, int rows) {
+    char log[512], csv[512];
+    snprintf(log, sizeof log, "%s/%s.log", root, name);
+    snprintf(csv, sizeof csv, "%s/%s/metrics.csv", root, name);
+    int pid = vg_test_spawn(cmd, log);
+    for (double t0 = now_s(); now_s() - t0 < 120; sleep_s(0.005)) {
+        if (csv_rows(csv) > rows) { kill(pid, SIGSTOP); return pid; }
+        if (kill(pid, 0) != 0) break;
+    }
+    kill(pid, SIGKILL);
+    vg_test_wait(pid);
+    return -1;
+}
+
+/* ------------------------------------------------------------------ kill -9 */
+VG_TEST(reliability_kill9_at_random_moments_then_resume_is_bit_exact) {
+    REQUIRE(setup());
+    char cmd[2048], out[8192], log[512];
+    snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --steps " STEPS " --save-every 1 --out %s/killed --continue", root, root);
+    snprintf(log, sizeof log, "%s/killed.log", root);
+    vg_rng rng = vg_rng_seed(2222);
+    int killed = 0, in_checkpoint = 0, finished = 0;
+    for (int attempt = 0; attempt < 14 && !finished; attempt++) {
+        int pid, rc;
+        if (attempt % 3 == 2) {          /* SIGKILL at a kill point inside one of the next checkpoint writes */
+            char k[16]; snprintf(k, sizeof k, "%u", 1 + vg_rng_below(&rng, 8));
+            setenv("VG_TEST_KILL_IN_CHECKPOINT", k, 1);
+            pid = vg_test_spawn(cmd, log);
+            unsetenv("VG_TEST_KILL_IN_CHECKPOINT");
+            rc = vg_test_wait(pid);
+            in_checkpoint += rc == 128 + SIGKILL;
+        } else {                          /* kill -9 from outside after a random delay */
+            double delay = straight_seconds * (0.05 + 0.12 * vg_rng_uniform(&rng));
+            pid = vg_test_spawn(cmd, log);
+            sleep_s(delay);
+            kill(pid, SIGKILL);
+            rc = vg_test_wait(pid);
+        }
+        killed += rc == 128 + SIGKILL;
+        finished = rc == 0;
+        CHECK_MSG(rc == 0 || rc == 128 + SIGKILL, "attempt %d: exit %d", attempt, rc);
+    }
+    /* then to the end, resuming from whatever the kills left */
+    int rc = vg_test_run(cmd, out, sizeof out);
+    CHECK_MSG(rc == 0, "final run: exit %d: %s", rc, out);
+    printf("    %d kills (%d inside checkpoint writes), then resumed to step " STEPS "\n", killed, in_checkpoint);
+    CHECK_MSG(killed >= 10 && in_checkpoint >= 3, "only %d kills (%d in checkpoints): the runs finished too early", killed, in_checkpoint);
+    check_same_as_straight("killed");
+}
+
+/* ------------------------------------------------------------------ signals */
+/* the command ./train printed after "Continue with:" */
+static bool printed_resume_command(const char *log_path, char *cmd, size_t n) {
+    char *s = vg_test_read_file(log_path, NULL);
+    const char *p = s ? strstr(s, "Continue with:\n  ") : NULL;
+    if (p) {
+        p += strlen("Continue with:\n  ");
+        size_t len = strcspn(p, "\n");
+        snprintf(cmd, n, "%.*s", (int)len, p);
+    }
+    free(s);
+    return p != NULL;
+}
+
+VG_TEST(reliability_sigint_saves_prints_the_resume_command_and_resumes_exactly) {
+    REQUIRE(setup());
+    char cmd[2048], out[8192], log[512], resume[4096];
+    /* SIGINT: the step finishes, a checkpoint is written, exit 130 with the command to continue */
+    snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --steps " STEPS " --save-every 0 --out %s/sigint", root, root);
+    int pid = start_and_pause(cmd, "sigint", 5);
+    REQUIRE(pid > 0);
+    kill(pid, SIGINT);
+    kill(pid, SIGCONT);
+    int rc = vg_test_wait(pid);
+    snprintf(log, sizeof log, "%s/sigint.log", root);
+    char *text = vg_test_read_file(log, NULL);
+    CHECK_MSG(rc == 130 && text && strstr(text, "(SIGINT); checkpoint ") && strstr(text, "--resume"), "exit %d: %s", rc, text);
+    free(text);
+    REQUIRE(printed_resume_command(log, resume, sizeof resume));
+    rc = vg_test_run(resume, out, sizeof out);
+    CHECK_MSG(rc == 0 && strstr(out, "resumed from"), "`%s`: exit %d: %s", resume, rc, out);
+    check_same_as_straight("sigint");
+
+    /* SIGTERM: the same, exit 143 */
+    snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --steps " STEPS " --save-every 0 --out %s/sigterm", root, root);
+    pid = start_and_pause(cmd, "sigterm", 3);
+    REQUIRE(pid > 0);
+    kill(pid, SIGTERM);
+    kill(pid, SIGCONT);
+    rc = vg_test_wait(pid);
+    snprintf(log, sizeof log, "%s/sigterm/latest/train_state.safetensors", root);
+    CHECK_MSG(rc == 143 && file_exists(log), "SIGTERM: exit %d, checkpoint %s", rc, file_exists(log) ? "written" : "missing");
+
+    /* a second signal before the step ends: exit at once; the last complete checkpoint still loads */
+    snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --steps " STEPS " --save-every 2 --out %s/twice", root, root);
+    pid = start_and_pause(cmd, "twice", 5);
+    REQUIRE(pid > 0);
+    kill(pid, SIGINT);                    /* both pending while it is stopped (exit 128 + whichever is second) */
+    kill(pid, SIGTERM);
+    kill(pid, SIGCONT);
+    rc = vg_test_wait(pid);
+    snprintf(log, sizeof log, "%s/twice.log", root);
+    text = vg_test_read_file(log, NULL);
+    CHECK_MSG((rc == 130 || rc == 143) && text && strstr(text, "second signal") && !strstr(text, "stopped after"), "exit %d: %s", rc, text);
+    free(text);
+    snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --eval-only --init %s/twice", root, root);
+    rc = vg_test_run(cmd, out, sizeof out);
+    CHECK_MSG(rc == 0 && strstr(out, "test top-1"), "the last checkpoint: exit %d: %s", rc, out);
+}
+
+/* ------------------------------------------------------------------ full disk */
+VG_TEST(reliability_full_disk_during_a_checkpoint_keeps_the_previous_one) {
+    REQUIRE(setup());
+    if (geteuid() != 0) VG_SKIP("mounting a small tmpfs needs root (CI runs as root): full-disk test not run");
+    char mnt[300], cmd[2048], out[8192], path[600];
+    snprintf(mnt, sizeof mnt, "%s/small-disk", root);
+    mkdir(mnt, 0755);
+    /* room for two checkpoints (the pair and the one before it) but not for a third being written */
+    size_t bytes = 0;
+    const char *files[] = {"model.safetensors", "train_state.safetensors"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/straight/latest/%s", root, files[i]);
+        struct stat st;
+        REQUIRE(stat(path, &st) == 0);
+        bytes += ((size_t)st.st_size + 4095) / 4096 * 4096;
+    }
+    snprintf(cmd, sizeof cmd, "mount -t tmpfs -o size=%zuk tmpfs %s", (bytes * 5 / 2 + 4096) / 1024, mnt);
+    if (vg_test_run(cmd, out, sizeof out) != 0) VG_SKIP("cannot mount a tmpfs here: full-disk test not run");
+    snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --steps " STEPS " --save-every 1 --log-every 100 --out %s/run", root, mnt);
+    int rc = vg_test_run(cmd, out, sizeof out);
+    CHECK_MSG(rc == 1 && strstr(out, "No space left on device") && strstr(out, "latest is unchanged"), "exit %d: %s", rc, out);
+    /* the previous checkpoint is whole: it evaluates, and the run resumes from it (to a fresh --out) */
+    snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --eval-only --init %s/run", root, mnt);
+    rc = vg_test_run(cmd, out, sizeof out);
+    CHECK_MSG(rc == 0 && strstr(out, "test top-1"), "eval of the previous checkpoint: exit %d: %s", rc, out);
+    snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --steps 4 --resume %s/run --out %s/after-full-disk", root, mnt, root);
+    rc = vg_test_run(cmd, out, sizeof out);
+    CHECK_MSG(rc == 0 && strstr(out, "resumed from") && strstr(out, "at step 2"), "resume: exit %d: %s", rc, out);
+    snprintf(cmd, sizeof cmd, "umount %s", mnt);
+    CHECK(vg_test_run(cmd, out, sizeof out) == 0);
+}
+
+/* ------------------------------------------------------------------ mismatched or damaged checkpoints */
+VG_TEST(reliability_checkpoint_of_another_model_dataset_or_damaged_is_named) {
+    REQUIRE(setup());
+    char cmd[2048], out[8192], path[600];
+    struct { const char *flags, *expect[2]; } cases[] = {
+        /* resuming on another dataset */
+        {"--resume %s/straight --dataset fashion-mnist --out %s/x1", {"saved by a run on --dataset cifar10", "resumed with --dataset fashion-mnist"}},
+        /* weights of another model */
+        {"--init %s/straight --dim 32 --depth 2 --out %s/x2", {"a checkpoint of another model", "embed_dim 16 (this run: 32), depth 1 (this run: 2)"}},
+        {"--init %s/straight --dataset fashion-mnist --model vit-mnist --out %s/x3", {"another model", "in_chans 3 (this run: 1)"}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char flags[1024];
+        snprintf(flags, sizeof flags, cases[i].flags, root, root);
+        snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --steps 4 %s", root, flags);
+        int rc = vg_test_run(cmd, out, sizeof out);
+        CHECK_MSG(rc == 1 && strstr(out, cases[i].expect[0]) && strstr(out, cases[i].expect[1]), "%s: exit %d: %s", flags, rc, out);
+    }
+    /* a damaged train_state next to a good model: truncated, then garbage */
+    size_t n;
+    snprintf(path, sizeof path, "%s/straight/latest/train_state.safetensors", root);
+    char *state = vg_test_read_file(path, &n), *model = NULL;
+    snprintf(path, sizeof path, "%s/straight/latest/model.safetensors", root);
+    size_t nm;
+    model = vg_test_read_file(path, &nm);
+    REQUIRE(state && model && n > 1000);
+    snprintf(path, sizeof path, "%s/damaged", root);
+    mkdir(path, 0755);
+    const struct { size_t len; const char *expect; } damage[] = {{n / 2, "truncated"}, {n, "header"}};
+    for (int k = 0; k < 2; k++) {
+        snprintf(path, sizeof path, "%s/damaged/model.safetensors", root);
+        FILE *f = fopen(path, "wb"); fwrite(model, 1, nm, f); fclose(f);
+        snprintf(path, sizeof path, "%s/damaged/train_state.safetensors", root);
+        f = fopen(path, "wb");
+        if (k == 1) memset(state + 8, '#', 64);            /* garbage in the JSON header */
+        fwrite(state, 1, damage[k].len, f); fclose(f);
+        snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --steps 4 --resume %s/damaged --out %s/damaged", root, root, root);
+        int rc = vg_test_run(cmd, out, sizeof out);
+        CHECK_MSG(rc == 1 && strstr(out, "train_state.safetensors") && strstr(out, damage[k].expect), "damage %d: exit %d: %s", k, rc, out);
+    }
+    free(state); free(model);
+}
+
+/* ------------------------------------------------------------------ no silent overwrite */
+VG_TEST(reliability_an_out_dir_holding_a_run_is_not_overwritten) {
+    REQUIRE(setup());
+    char cmd[2048], out[8192], path[600];
+    /* a finished run: refused without a flag, reported (not retrained) with --continue */
+    snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --steps " STEPS " --out %s/straight", root, root);
+    int rc = vg_test_run(cmd, out, sizeof out);
+    CHECK_MSG(rc == 1 && strstr(out, "already holds a run") && strstr(out, "--resume") && strstr(out, "--overwrite"), "exit %d: %s", rc, out);
+    snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --steps " STEPS " --out %s/straight --continue", root, root);
+    rc = vg_test_run(cmd, out, sizeof out);
+    CHECK_MSG(rc == 0 && strstr(out, "finished run (step 60 of 60)") && strstr(out, "test top-1: "), "exit %d: %s", rc, out);
+    /* --overwrite starts over: the old checkpoints and metrics are gone */
+    snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --steps 3 --save-every 1 --out %s/over", root, root);
+    REQUIRE(vg_test_run(cmd, out, sizeof out) == 0);
+    snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --steps 2 --save-every 1 --out %s/over --overwrite", root, root);
+    rc = vg_test_run(cmd, out, sizeof out);
+    CHECK_MSG(rc == 0 && strstr(out, "removing the run"), "exit %d: %s", rc, out);
+    snprintf(path, sizeof path, "%s/over/checkpoints/step-00000003", root);
+    CHECK(!file_exists(path));
+    snprintf(path, sizeof path, "%s/over/metrics.csv", root);
+    CHECK(csv_rows(path) == 1 + 2 + 1);               /* header, 2 steps, the final evaluation */
+}
+
+/* ------------------------------------------------------------------ memory */
+/* "peak RSS N MiB" in a program's output */
+static long peak_rss(const char *out) {
+    const char *p = strstr(out, "peak RSS ");
+    return p ? atol(p + strlen("peak RSS ")) : -1;
+}
+
+VG_TEST(reliability_evaluation_needs_no_more_memory_than_a_training_step) {
+#if defined(__SANITIZE_ADDRESS__)
+    VG_SKIP("ASan build: resident memory is mostly the sanitizer's (vit_no_grad_forward_releases_each_block still runs)");
+#endif
+    REQUIRE(setup());
+    char d[300], cmd[2048], out[16384];
+    snprintf(d, sizeof d, "%s/cifar128", root);
+    mkdir(d, 0755);
+    REQUIRE(vg_test_write_cifar_sized(d, 1, 128));
+    /* 64 px, patch 4: 257 tokens; attention weights (B, 4, 257, 257) dominate */
+    const char *model = "--model vit-micro-cifar --img-size 64 --batch 32 --threads 2";
+    snprintf(cmd, sizeof cmd, "./train %s --bench 1", model);
+    REQUIRE(vg_test_run(cmd, out, sizeof out) == 0);
+    long train = peak_rss(out);
+    long eval[2];
+    for (int k = 0; k < 2; k++) {    /* the default evaluation batch (--batch), then 4x that */
+        snprintf(cmd, sizeof cmd, "./train --dataset cifar10 --data %s %s --eval-only%s", d, model, k ? " --eval-batch 128" : "");
+        int rc = vg_test_run(cmd, out, sizeof out);
+        CHECK_MSG(rc == 0 && strstr(out, k ? "(batch 128)" : "(batch 32)"), "exit %d: %s", rc, out);
+        eval[k] = peak_rss(out);
+    }
+    printf("    peak RSS: training step (batch 32) %ld MiB; --eval-only batch 32: %ld MiB, batch 128: %ld MiB\n", train, eval[0], eval[1]);
+    REQUIRE(train > 0 && eval[0] > 0 && eval[1] > 0);
+    CHECK(eval[0] <= train);
+    CHECK(eval[1] <= train);      /* a block at a time: even 4x the batch stays under the training step */
+}
