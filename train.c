@@ -230,10 +230,12 @@ int main(int argc, char **argv) {
         if (!model_path[0]) fprintf(stderr, "train: warning: --eval-only without --init/--resume evaluates a random model\n");
         double t0 = run_now_s();
         bool ok; eval_result r = trainer_evaluate(t, test, o.eval_batch, o.loader_threads, err, &ok);
-        if (ok) eval_report_print(&r, test, stdout);
+        if (ok) {       /* the time and memory first: the report (from "test top-1:" on) is the same every run */
+            printf("evaluated in %.1f s (batch %d); peak RSS %ld MiB\n", run_now_s() - t0, o.eval_batch, run_peak_rss_mib());
+            eval_report_print(&r, test, stdout);
+        }
         free(r.confusion);
         if (!ok) FAIL();
-        printf("evaluated in %.1f s (batch %d); peak RSS %ld MiB\n", run_now_s() - t0, o.eval_batch, run_peak_rss_mib());
         return finish(0);
     }
     vg_dataset *train = run_state.train = vg_dataset_open(o.dataset, dir, VG_SPLIT_TRAIN, err, sizeof err);

@@ -183,8 +183,8 @@ static double now_s(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t
 VG_TEST(mpi_a_rank_that_cannot_open_its_data_ends_the_job) {
     NEED_MPI();
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, MPIRUN " -np 1 %s " TINY " %s --steps 50 : -np 1 %s " TINY " --data %s/missing --steps 50",
-             train_mpi, data_flag, train_mpi, root);
+    snprintf(cmd, sizeof cmd, MPIRUN " -np 1 %s " TINY " %s --steps 50 --out %s/no-data : -np 1 %s " TINY " --data %s/missing --steps 50 --out %s/no-data",
+             train_mpi, data_flag, root, train_mpi, root, root);
     double t0 = now_s();
     int rc = vg_test_run(cmd, out1, sizeof out1);
     CHECK(rc != 0);
@@ -286,6 +286,51 @@ VG_TEST(mpi_a_killed_rank_ends_the_job_naming_it_and_the_checkpoint_resumes) {
 VG_TEST(mpi_a_rank_that_stops_answering_ends_the_job_after_the_timeout) {
     NEED_MPI();
     job_ends("frozen", "--comm-timeout 3", SIGSTOP, 30, "rank 0 (", "waited 3 s for the other ranks");
+}
+
+/* Ctrl-C reaching one rank stops every rank after the same step (vg_dist_any at the step
+ * boundary): the job ends at once with rank 0's checkpoint of that step, exit 130, no timeout */
+VG_TEST(mpi_sigint_to_one_rank_stops_every_rank_after_the_same_step) {
+    NEED_MPI();
+    char cmd[4096], log_path[512], csv[512], latest[512];
+    snprintf(log_path, sizeof log_path, "%s/sigint.log", root);
+    snprintf(csv, sizeof csv, "%s/sigint/metrics.csv", root);
+    snprintf(latest, sizeof latest, "%s/sigint/latest", root);
+    snprintf(cmd, sizeof cmd, MPIRUN " -np 2 %s " TINY " %s --steps 1000000 --save-every 0 --log-every 1 --comm-timeout 20 --out %s/sigint",
+             train_mpi, data_flag, root);
+    int mpirun = vg_test_spawn(cmd, log_path);          /* exec env … mpirun: the pid is mpirun's */
+    pid_t victim = 0;
+    for (double t0 = now_s(); now_s() - t0 < 60 && !victim; usleep(20000)) {
+        FILE *f = fopen(csv, "r");
+        int rows = 0, c;
+        while (f && (c = fgetc(f)) != EOF) rows += c == '\n';
+        if (f) fclose(f);
+        if (rows > 3) victim = rank_pid(mpirun, 1);
+    }
+    if (!victim) { kill(mpirun, SIGKILL); vg_test_wait(mpirun); }
+    REQUIRE(victim > 0);
+    kill(victim, SIGINT);
+    double t_sig = now_s();
+    int rc = vg_test_wait(mpirun);
+    double took = now_s() - t_sig;
+    FILE *lf = fopen(log_path, "r");
+    size_t n = lf ? fread(out1, 1, sizeof out1 - 1, lf) : 0;
+    out1[n] = 0;
+    if (lf) fclose(lf);
+    const char *stop = strstr(out1, "stopped after step ");
+    long long step = stop ? atoll(stop + strlen("stopped after step ")) : -1;
+    char target[512] = "", want[64];
+    ssize_t len = readlink(latest, target, sizeof target - 1);
+    target[len > 0 ? len : 0] = 0;
+    snprintf(want, sizeof want, "step-%08lld", step);
+    CHECK_MSG(rc == 130 && stop && strstr(target, want) && !strstr(out1, "ending the whole job") && took < 30,
+              "exit %d after %.1f s, latest -> %s:\n%s", rc, took, target, out1);
+    printf("    SIGINT to rank 1: both ranks stopped after step %lld, %.1f s later, checkpoint %s\n", step, took, target);
+    /* it resumes, with one process, for two more steps */
+    char flags[700];
+    snprintf(flags, sizeof flags, "--steps %lld --resume %s/sigint --out %s/sigint", step + 2, root, root);
+    rc = train(0, flags, out2, sizeof out2);
+    CHECK_MSG(rc == 0 && strstr(out2, "resumed from"), "exit %d: %s", rc, out2);
 }
 
 /* the bucketer itself over 2 ranks: every rank ends with the mean of both ranks' gradients */
