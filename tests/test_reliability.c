@@ -19,7 +19,6 @@
 #define STEPS "60"
 
 static char root[256];
-static double straight_seconds;
 
 static double now_s(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec; }
 static void sleep_s(double s) { struct timespec t = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)}; nanosleep(&t, NULL); }
@@ -33,10 +32,8 @@ static const char *setup(void) {
     snprintf(d, sizeof d, "%s/cifar", root);
     mkdir(d, 0755);
     if (!vg_test_write_cifar(d)) return NULL;
-    double t0 = now_s();
     snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --steps " STEPS " --save-every 1 --out %s/straight", root, root);
     if (vg_test_run(cmd, out, sizeof out) != 0) { fprintf(stderr, "%s\n", out); return NULL; }
-    straight_seconds = now_s() - t0;
     return root;
 }
 
@@ -87,6 +84,8 @@ VG_TEST(reliability_kill9_at_random_moments_then_resume_is_bit_exact) {
     char cmd[2048], out[8192], log[512];
     snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --steps " STEPS " --save-every 1 --out %s/killed --continue", root, root);
     snprintf(log, sizeof log, "%s/killed.log", root);
+    char csv[512];
+    snprintf(csv, sizeof csv, "%s/killed/metrics.csv", root);
     vg_rng rng = vg_rng_seed(2222);
     int killed = 0, in_checkpoint = 0, finished = 0;
     for (int attempt = 0; attempt < 14 && !finished; attempt++) {
@@ -98,10 +97,13 @@ VG_TEST(reliability_kill9_at_random_moments_then_resume_is_bit_exact) {
             unsetenv("VG_TEST_KILL_IN_CHECKPOINT");
             rc = vg_test_wait(pid);
             in_checkpoint += rc == 128 + SIGKILL;
-        } else {                          /* kill -9 from outside after a random delay */
-            double delay = straight_seconds * (0.05 + 0.12 * vg_rng_uniform(&rng));
+        } else {                          /* kill -9 from outside: after 0-3 more logged steps, then 0-10 ms */
+            int more = (int)vg_rng_below(&rng, 4);
+            double extra = 0.010 * vg_rng_uniform(&rng);
+            int rows0 = csv_rows(csv);
             pid = vg_test_spawn(cmd, log);
-            sleep_s(delay);
+            for (double t0 = now_s(); csv_rows(csv) < rows0 + more && now_s() - t0 < 60; sleep_s(0.002)) {}
+            sleep_s(extra);
             kill(pid, SIGKILL);
             rc = vg_test_wait(pid);
         }
