@@ -19,8 +19,6 @@ int  vg_test_run(const char *cmd, char *out, size_t n);
  * records (test_train.c, test_mpi.c). */
 #include <stdbool.h>
 bool vg_test_write_cifar(const char *dir);
-/* the same generator with n_train records in each train file and n_test in the test file */
-bool vg_test_write_cifar_sized(const char *dir, int n_train, int n_test);
 /* Starts cmd (as vg_test_run: a leading "./" names our program) in the background, its combined
  * output into the file log_path; returns the pid of the program itself (the shell execs it), so a
  * signal sent to it reaches the program. vg_test_wait returns its exit status, or 128 + the

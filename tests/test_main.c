@@ -51,7 +51,7 @@ int vg_test_spawn(const char *cmd, const char *log_path) {
     char full[4200], suffix[600];
     snprintf(suffix, sizeof suffix, " > '%.500s' 2>&1", log_path);
     full_command(cmd, suffix, full, sizeof full);
-    /* "exec" as the last word of the shell's script: the program replaces the shell, same pid */
+    /* "exec": the program replaces the shell, so the pid returned is the program's */
     char script[4300];
     snprintf(script, sizeof script, "exec %s", full);
     fflush(NULL);
@@ -84,9 +84,7 @@ int vg_test_run(const char *cmd, char *out, size_t n) {
 
 /* vg_test_write_cifar: a small dataset in the real CIFAR-10 binary format: 5×64 train records, 64 test records.
  * Class c is a horizontal gradient whose slope depends on c, plus noise: learnable. */
-bool vg_test_write_cifar(const char *dir) { return vg_test_write_cifar_sized(dir, 64, 64); }
-
-bool vg_test_write_cifar_sized(const char *dir, int n_train, int n_test) {
+bool vg_test_write_cifar(const char *dir) {
     vg_rng r = vg_rng_seed(77);
     unsigned char rec[3073];
     for (int f = 0; f < 6; f++) {
@@ -95,7 +93,7 @@ bool vg_test_write_cifar_sized(const char *dir, int n_train, int n_test) {
         else snprintf(path, sizeof path, "%s/test_batch.bin", dir);
         FILE *fp = fopen(path, "wb");
         if (!fp) return false;
-        for (int i = 0; i < (f < 5 ? n_train : n_test); i++) {
+        for (int i = 0; i < 64; i++) {
             int c = (int)vg_rng_below(&r, 10);
             rec[0] = (unsigned char)c;
             for (int k = 0; k < 3072; k++) {
