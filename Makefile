@@ -113,7 +113,7 @@ $(B)/f32/fuzz/stb_image_impl.o: fuzz/stb_image_impl.c $(B)/cflags.stamp
 	$(CC) $(CFLAGS) -w -c $< -o $@
 $(B)/fuzz/replay_%: $(B)/f32/fuzz/fuzz_%.o $(B)/f32/fuzz/replay.o $(FUZZ_SUPPORT) $(B)/libvitgrad.a
 	@mkdir -p $(dir $@)
-	$(CC) $^ -o $@ $(FUZZ_LDLIBS)
+	$(CC) $^ -o $@ $(WRAP_ALLOC) $(FUZZ_LDLIBS)
 $(B)/fuzz/fuzz_%: $(B)/f32/fuzz/fuzz_%.o $(FUZZ_SUPPORT) $(B)/libvitgrad.a
 	@mkdir -p $(dir $@)
 	$(CC) $^ -o $@ -fsanitize=fuzzer $(FUZZ_LDLIBS)

@@ -6,7 +6,8 @@
 # Per harness: the working corpus BUILD/corpus/H (kept between runs) seeded from fuzz/corpus/H
 # and fuzz/regressions/H; crashing inputs in BUILD/findings/H/; the log in BUILD/logs/H.log.
 # Prints executions, coverage (cov = edges, ft = features, from libFuzzer's last status line),
-# corpus size and findings per harness; exits 1 when any harness found something.
+# corpus (inputs/bytes libFuzzer kept in use) and findings per harness; exits 1 when any harness
+# found something.
 set -u
 merge=0
 if [ "${1:-}" = "--merge" ]; then merge=1; shift; fi
@@ -25,7 +26,7 @@ max_len() {
 status=0
 summary="$B/fuzz-summary.txt"
 mkdir -p "$B"
-[ $merge -eq 1 ] || printf '%-13s %6s %12s %7s %7s %7s %9s\n' harness seconds executions cov ft corpus findings | tee -a "$summary"
+[ $merge -eq 1 ] || printf '%-13s %6s %12s %7s %7s %11s %9s\n' harness seconds executions cov ft corpus findings | tee -a "$summary"
 for h in $targets; do
     bin="$B/fuzz/fuzz_$h"
     [ -x "$bin" ] || { echo "fuzz/run.sh: $bin is not built (run make fuzz)"; exit 2; }
@@ -49,12 +50,12 @@ for h in $targets; do
     [ -n "$execs" ] || execs=$(echo "$last" | grep -oE '^#[0-9]+' | tr -d '#')
     cov=$(echo "$last" | grep -oE 'cov: [0-9]+' | grep -oE '[0-9]+')
     ft=$(echo "$last" | grep -oE 'ft: [0-9]+' | grep -oE '[0-9]+')
-    corp=$(ls "$B/corpus/$h" | wc -l)
+    corp=$(echo "$last" | grep -oE 'corp: [0-9]+/[0-9]+[a-zA-Z]*' | cut -d' ' -f2)   # inputs/bytes in use
     # crash-, leak-, oom-, timeout- files are findings; slow-unit- files (an input that once took
     # over 10 s, usually a busy machine) are reported but do not fail the run
     found=$(ls "$B/findings/$h" | grep -vc '^slow-unit-')
     slow=$(ls "$B/findings/$h" | grep -c '^slow-unit-')
-    printf '%-13s %6s %12s %7s %7s %7s %9s\n' "$h" "$secs" "${execs:-?}" "${cov:-?}" "${ft:-?}" "$corp" "$found" | tee -a "$summary"
+    printf '%-13s %6s %12s %7s %7s %11s %9s\n' "$h" "$secs" "${execs:-?}" "${cov:-?}" "${ft:-?}" "$corp" "$found" | tee -a "$summary"
     [ "$slow" -eq 0 ] || echo "   $h: $slow slow input(s) kept in $B/findings/$h/ (not failures)" | tee -a "$summary"
     if [ $rc -ne 0 ] || [ "$found" -gt 0 ]; then
         status=1
