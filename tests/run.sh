@@ -33,7 +33,7 @@ case "$emu_kernel" in
                     "$B/run_tests_avx512" test_gemm.c test_gemm_bf16.c test_tensor.c test_autograd.c test_nn.c test_vit.c test_alloc.c test_amp.c ;;
     avx512*) echo "== AVX-512 GEMM kernel: this machine runs it natively in the tests above"
              case "$emu_bf16" in
-                 *emulated*) run "bf16 GEMM and --amp tests (float32), bf16 kernel $emu_bf16" "$B/run_tests_avx512" test_gemm_bf16.c test_amp.c ;;
+                 *emulated*) run "bf16 GEMM and --amp tests (float32), bf16 kernel $emu_bf16" "$B/run_tests_avx512" test_gemm_bf16.c test_amp.c amp_train_step ;;
              esac ;;
     *) echo "== AVX-512 and bf16 GEMM kernels: not run (this build can only use $emu_kernel: emulating AVX-512 needs AVX2+FMA)" ;;
 esac

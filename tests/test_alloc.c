@@ -1,5 +1,5 @@
 /* test_alloc.c — issue 7: a steady-state training step (forward, loss, backward, grad-norm clip,
- * AdamW, arena reset) calls no malloc/calloc/realloc/aligned_alloc/free.
+ * AdamW, arena reset) calls no malloc/calloc/realloc/aligned_alloc/free — in FP32 and under --amp.
  *
  * The test binary is linked with -Wl,--wrap=malloc,... (Makefile), so every allocation call made
  * by our own code (the library objects are linked statically into run_tests) goes through the
@@ -24,7 +24,10 @@ void *__wrap_realloc(void *p, size_t n) { atomic_fetch_add(&alloc_calls, 1); ret
 void *__wrap_aligned_alloc(size_t a, size_t n) { atomic_fetch_add(&alloc_calls, 1); return __real_aligned_alloc(a, n); }
 void __wrap_free(void *p) { if (p) atomic_fetch_add(&alloc_calls, 1); __real_free(p); }
 
-VG_TEST(train_step_makes_no_allocation_calls) {
+/* four warm-up steps, then four counted ones; amp: under bf16 autocast (--amp), whose GEMM packs
+ * into per-thread scratch kept between calls */
+static void steady_state_steps_allocate_nothing(bool amp) {
+    REQUIRE(vg_autocast_set(amp));
     vg_vit_config cfg = vg_vit_config_default();
     cfg.img_size = 16; cfg.patch_size = 4; cfg.in_chans = 3; cfg.num_classes = 10;
     cfg.embed_dim = 32; cfg.depth = 2; cfg.num_heads = 2;
@@ -55,10 +58,16 @@ VG_TEST(train_step_makes_no_allocation_calls) {
     }
     CHECK_MSG(before > 0, "the counting wrappers saw no call during set-up: is run_tests linked with --wrap?");
     long calls = atomic_load(&alloc_calls) - before;
-    CHECK_MSG(calls == 0, "%ld allocation calls in 4 steady-state steps", calls);
+    CHECK_MSG(calls == 0, "%ld allocation calls in 4 steady-state steps%s", calls, amp ? " (--amp)" : "");
     CHECK(last < first);                                      /* and the steps did train */
     vg_tensor_free(x);
     vg_adamw_free(opt);
     vg_params_free(&params);
     vg_vit_free(&m);
+}
+
+VG_TEST(train_step_makes_no_allocation_calls) { steady_state_steps_allocate_nothing(false); }
+VG_TEST(amp_train_step_makes_no_allocation_calls) {
+    steady_state_steps_allocate_nothing(true);
+    vg_autocast_set(false);                                   /* also after an early return */
 }
