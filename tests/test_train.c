@@ -395,8 +395,11 @@ VG_TEST(train_nan_loss_stops_and_keeps_the_last_checkpoint) {
     const char *root = tmp_dir();
     REQUIRE(root);
     char cmd[2048], out[8192];
-    snprintf(cmd, sizeof cmd, "VG_TEST_NAN_AT_STEP=6 " TINY " --data %s/cifar --steps 12 --save-every 4 --out %s/nan", root, root);
+    /* the hook through our environment: a "VAR=… ./train" command would not find ./train in $VG_BIN */
+    snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --steps 12 --save-every 4 --out %s/nan", root, root);
+    setenv("VG_TEST_NAN_AT_STEP", "6", 1);
     int rc = run(cmd, out, sizeof out);
+    unsetenv("VG_TEST_NAN_AT_STEP");
     CHECK_MSG(rc == 3, "exit %d", rc);
     CHECK_MSG(strstr(out, "step 6: the loss is NaN") && strstr(out, "step-00000004") && strstr(out, "untouched"), "%s", out);
     /* the checkpoint of step 4 is intact: it evaluates */
