@@ -146,7 +146,9 @@ CIFAR_DIR = $(firstword $(foreach d,$(CIFAR10_DIR) data/cifar-10-batches-bin ../
 TRAIN_FLAGS ?= --model vit-micro-cifar --epochs 24 --batch 128 --lr 2e-3 --wd 0.05 --warmup 1e --min-lr 1e-5 --label-smoothing 0.1 --clip 1.0 --seed 0 --out runs/cifar10
 .PHONY: train
 train: train-binary
-	@dir="$(CIFAR_DIR)"; if [ -z "$$dir" ]; then $(MAKE) data && dir=data/cifar-10-batches-bin; fi; \
+	@dir="$(CIFAR_DIR)"; if [ -z "$$dir" ]; then \
+	  $(MAKE) --no-print-directory data || { echo "make train: no CIFAR-10 (the download's message is above); stopping" >&2; exit 1; }; \
+	  dir=data/cifar-10-batches-bin; fi; \
 	echo "CIFAR-10 from $$dir"; $(BIN)/train --dataset cifar10 --data "$$dir" $(TRAIN_FLAGS) --continue
 train-binary: $(B)/f32/train.o $(COMM_OBJ) $(B)/libvitgrad.a
 	$(TRAIN_LD) $^ -o $(BIN)/train $(LDLIBS)

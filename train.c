@@ -89,9 +89,10 @@ static int finish(int rc) {
     vg_loader_free(run_state.loader);
     vg_dataset_free(run_state.train); vg_dataset_free(run_state.test);
     vg_adamw_free(t->opt);
-    vg_params_free(&t->params); vg_params_free(&t->state_dict);
+    vg_params_free(&t->params); vg_params_free(&t->state_dict); vg_params_free(&t->ema_state);
     if (run_state.model_ready) vg_vit_free(&t->model);
     vg_grad_sync_free(t->sync);                 /* after the model: the gradients live in it */
+    if (t->has_ema) vg_vit_free(&t->ema_model);
     vg_arena_free_all();
     vg_dist_finalize();
     return rc;
@@ -172,14 +173,26 @@ static vg_lr_schedule make_schedule(const options *o, int64_t per_epoch) {
     return (vg_lr_schedule){o->lr, o->min_lr, warmup, total};
 }
 
-/* evaluate on the test split, print and log it; at the end of the run also the report */
+/* evaluate on the test split (and the weight EMA's, with --model-ema), print and log it; at the
+ * end of the run also the report */
 static int eval_and_log(const options *o, const vg_dataset *test, int64_t per_epoch, int64_t total, double wall, char *err) {
     trainer *t = &run_state.t;
     bool ok; eval_result r = trainer_evaluate(t, test, o->eval_batch, o->loader_threads, err, &ok);
     if (!ok) { free(r.confusion); return -1; }
-    printf("step %lld (epoch %.2f): test loss %.4f, test top-1 %.2f%%, wall %.0f s\n", (long long)t->step,
-           (double)t->step / (double)per_epoch, r.loss, 100 * r.acc, wall);
-    fprintf(run_state.csv, "%lld,%.4f,,,,%.6f,%.4f,,%.1f\n", (long long)t->step, (double)t->step / (double)per_epoch, r.loss, r.acc, wall);
+    eval_result e = {0};
+    char ema[96] = "";
+    if (t->has_ema) {
+        e = model_evaluate(&t->ema_model, test, o->eval_batch, o->loader_threads, err, &ok);
+        free(e.confusion);
+        if (!ok) { free(r.confusion); return -1; }
+        snprintf(ema, sizeof ema, "; EMA weights: test loss %.4f, test top-1 %.2f%%", e.loss, 100 * e.acc);
+    }
+    printf("step %lld (epoch %.2f): test loss %.4f, test top-1 %.2f%%%s, wall %.0f s\n", (long long)t->step,
+           (double)t->step / (double)per_epoch, r.loss, 100 * r.acc, ema, wall);
+    fprintf(run_state.csv, "%lld,%.4f,,,,%.6f,%.4f,,%.1f,", (long long)t->step, (double)t->step / (double)per_epoch, r.loss, r.acc, wall);
+    if (t->has_ema) fprintf(run_state.csv, "%.6f,%.4f", e.loss, e.acc);
+    else fputc(',', run_state.csv);
+    fputc('\n', run_state.csv);
     fflush(run_state.csv);
     if (t->step == total && vg_dist_rank() == 0) {
         eval_report_print(&r, test, stdout);
@@ -221,6 +234,7 @@ int main(int argc, char **argv) {
     }
     if (o.bench) return finish(trainer_bench(t, &o));
     if (model_path[0] && trainer_load_weights(t, model_path, o.interp, o.resume != NULL, err)) FAIL();
+    if (o.model_ema && trainer_ema_init(t, err)) FAIL();
 
     /* data */
     const char *dir = o.data ? o.data : default_data_dir(o.dataset);
@@ -241,20 +255,23 @@ int main(int argc, char **argv) {
     vg_dataset *train = run_state.train = vg_dataset_open(o.dataset, dir, VG_SPLIT_TRAIN, err, sizeof err);
     if (!train) FAIL();
     vg_loader_config lc = vg_loader_config_default();
-    lc.batch_size = o.batch; lc.train = 1; lc.image_size = t->model.cfg.img_size;
+    lc.batch_size = o.batch * o.grad_accum_steps;      /* one loader batch per optimizer step */
+    lc.train = 1; lc.image_size = t->model.cfg.img_size;
     lc.n_threads = o.loader_threads; lc.seed = o.seed;
     lc.shard = rank; lc.n_shards = nproc;           /* this process's slice of every global batch */
+    lc.randaugment = o.aa != NULL; lc.reprob = o.reprob;
+    if (o.aa && vg_randaugment_parse(o.aa, &lc.ra, err, sizeof err)) FAIL();
     lc.aug = !strcmp(o.aug, "none") ? VG_AUG_NONE : !strcmp(o.aug, "crop") ? VG_AUG_PAD_CROP : !strcmp(o.aug, "rrc") ? VG_AUG_RRC : VG_AUG_AUTO;
     vg_loader *loader = run_state.loader = vg_loader_new(train, &lc, err, sizeof err);
     if (!loader) FAIL();
     int64_t per_epoch = vg_loader_batches_per_epoch(loader);
-    if (per_epoch < 1) { fprintf(stderr, "train: %s: %d training images is less than one batch of %d\n", dir, train->n, o.batch); return finish(1); }
+    if (per_epoch < 1) { fprintf(stderr, "train: %s: %d training images is less than one batch of %d\n", dir, train->n, lc.batch_size); return finish(1); }
     vg_lr_schedule sched = make_schedule(&o, per_epoch);
     int64_t total = sched.total_steps, unit = o.every_in_steps ? 1 : per_epoch;   /* --eval-every / --save-every unit */
 
     if (state_path[0] && o.resume) {
         vg_loader_state ls;
-        if (trainer_load_state(t, state_path, &ls, o.batch, err) || vg_loader_state_set(loader, &ls, err, sizeof err)) FAIL();
+        if (trainer_load_state(t, state_path, &ls, lc.batch_size, err) || vg_loader_state_set(loader, &ls, err, sizeof err)) FAIL();
         printf("resumed from %s at step %lld\n", state_path, (long long)t->step);
         if (t->step >= total) { run_dir_report_finished(o.out, t->step, total); return finish(0); }
         if (rank == 0 && run_dir_trim_metrics(o.out, t->step, err)) FAIL();
@@ -267,14 +284,17 @@ int main(int argc, char **argv) {
     FILE *csv = run_state.csv = fopen(csv_path, t->step > 0 ? "a" : "w");
     if (!csv) { fprintf(stderr, "train: %s: %s\n", csv_path, strerror(errno)); return finish(1); }
     fseek(csv, 0, SEEK_END);
-    if (ftell(csv) == 0) fprintf(csv, "step,epoch,loss,lr,train_acc,test_loss,test_acc,images_per_s,wall_s\n");
+    if (ftell(csv) == 0) fprintf(csv, "step,epoch,loss,lr,train_acc,test_loss,test_acc,images_per_s,wall_s,ema_test_loss,ema_test_acc\n");
 
     bool tty = isatty(STDOUT_FILENO);
+    char accum[64] = "";
+    if (o.grad_accum_steps > 1) snprintf(accum, sizeof accum, " (%d micro-batches of %d)", o.grad_accum_steps, o.batch);
     printf("training %s (%lld parameters) on %s: %d train / %d test images, %lld steps (%lld per epoch), "
-           "batch %d, lr %g, warmup %lld steps, %d threads%s%s\n",
+           "batch %d%s, lr %g, warmup %lld steps, %d threads%s%s; eval every %lld, save every %lld %s\n",
            o.model, (long long)vg_vit_param_count(&t->model.cfg), dir, train->n, test->n, (long long)total,
-           (long long)per_epoch, o.batch, o.lr, (long long)sched.warmup_steps, omp_get_max_threads(),
-           o.amp ? ", --amp: bf16 GEMM " : "", o.amp ? vg_gemm_bf16_kernel() : "");
+           (long long)per_epoch, lc.batch_size, accum, o.lr, (long long)sched.warmup_steps, omp_get_max_threads(),
+           o.amp ? ", --amp: bf16 GEMM " : "", o.amp ? vg_gemm_bf16_kernel() : "",
+           (long long)o.eval_every, (long long)o.save_every, o.every_in_steps ? "steps" : "epochs");
     double t_start = run_now_s(), t_log = t_start;
     int64_t last_saved = -1, log_n = 0, log_correct = 0, log_images = 0;
     double log_loss = 0;
@@ -303,7 +323,7 @@ int main(int argc, char **argv) {
             double ips = log_images / (run_now_s() - t_log);
             double eta = (run_now_s() - t_log) / (double)log_n * (double)(total - t->step);
             progress(tty, t->step, total, (t->step - 1) % per_epoch + 1, per_epoch, (int)epoch, ips, log_loss / (double)log_n, lr, eta);
-            fprintf(csv, "%lld,%.4f,%.6f,%.6e,%.4f,,,%.1f,%.1f\n", (long long)t->step, (double)t->step / (double)per_epoch,
+            fprintf(csv, "%lld,%.4f,%.6f,%.6e,%.4f,,,%.1f,%.1f,,\n", (long long)t->step, (double)t->step / (double)per_epoch,
                     log_loss / (double)log_n, lr, (double)log_correct / (double)log_images, ips, wall);
             fflush(csv);
             log_n = 0; log_loss = 0; log_correct = 0; log_images = 0; t_log = run_now_s();
@@ -341,6 +361,9 @@ int main(int argc, char **argv) {
     double wait = vg_loader_wait_seconds(loader), total_s = run_now_s() - t_start;
     printf("done: %lld steps in %.1f s; data-loader wait %.2f s (%.2f%% of the time); peak RSS %ld MiB\n",
            (long long)t->step, total_s, wait, total_s > 0 ? 100 * wait / total_s : 0.0, run_peak_rss_mib());
-    printf("weights: %s/model.safetensors\n", o.out);
+    const double gflop = trainer_gflop_per_image(t);
+    printf("compute: %.1f TFLOP in total (%lld training images x %.4f GFLOP per image per step)\n",
+           (double)t->images * gflop / 1e3, (long long)t->images, gflop);
+    printf("weights: %s/model.safetensors%s\n", o.out, t->has_ema ? " (the weight average: model_ema.safetensors)" : "");
     return finish(0);
 }

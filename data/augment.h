@@ -29,6 +29,9 @@ typedef struct vg_mixup_params {
 } vg_mixup_params;
 
 bool   vg_mixup_enabled(const vg_mixup_config *c);        /* either alpha > 0 */
+/* the generator of optimizer step `step`'s micro-batch `micro` under `seed` (./train and
+ * ./inspect augment draw the same batches) */
+vg_rng vg_mixup_rng(uint64_t seed, int64_t step, int micro);
 /* X / (X + Y), X ~ Gamma(a), Y ~ Gamma(b) (Marsaglia–Tsang; a < 1 by the boost U^(1/a)) */
 double vg_beta_sample(vg_rng *r, double a, double b);
 /* timm's _params_per_batch and, for CutMix, rand_bbox on (H, W) with λ corrected to the clipped

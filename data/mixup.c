@@ -17,6 +17,11 @@
 
 bool vg_mixup_enabled(const vg_mixup_config *c) { return c && (c->mixup_alpha > 0 || c->cutmix_alpha > 0); }
 
+vg_rng vg_mixup_rng(uint64_t seed, int64_t step, int micro) {
+    const vg_rng root = vg_rng_seed(seed ^ 0x6d69787570ULL);         /* "mixup": apart from the loader's */
+    return vg_rng_derive(&root, (uint64_t)step, (uint64_t)micro);
+}
+
 /* Gamma(a, 1), Marsaglia & Tsang (2000); for a < 1, Gamma(a+1)·U^(1/a) */
 static double gamma_sample(vg_rng *r, double a) {
     if (a < 1) {

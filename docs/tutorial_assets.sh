@@ -22,6 +22,9 @@ if command -v dot >/dev/null; then dot -Tpng -Gdpi=45 "$T/graph.dot" -o docs/img
 ./inspect attention --model vit-micro-cifar $D --out docs/img/attention_init.png  > "$T/attention_init.txt"
 ./inspect attention --ckpt "$RUN/model.safetensors" $D --out docs/img/attention_trained.png > "$T/attention_trained.txt"
 ./inspect plot --csv "$RUN/metrics.csv" --out docs/img/curves.png   > "$T/plot.txt"
+AUG="--aa rand-m9-mstd0.5-inc1 --reprob 0.25 --mixup 0.8 --cutmix 1.0 --n 8"
+./inspect augment $AUG --step 4 --out docs/img/augment_cutmix.png    > "$T/augment_cutmix.txt"
+./inspect augment $AUG --step 7 --out docs/img/augment_mixup.png     > "$T/augment_mixup.txt"
 ./inspect embed --model vit-micro-cifar --dataset cifar10 --limit-train 10000 --limit-test 2000 > "$T/embed_init.txt"
 ./inspect embed --ckpt "$RUN/model.safetensors" --dataset cifar10 --limit-train 10000 --limit-test 2000 > "$T/embed_trained.txt"
 ls -l docs/img

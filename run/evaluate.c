@@ -8,11 +8,15 @@
 #define ERRLEN RUN_ERRLEN
 
 eval_result trainer_evaluate(trainer *t, const vg_dataset *test, int batch, int loader_threads, char *err, bool *ok) {
+    return model_evaluate(&t->model, test, batch, loader_threads, err, ok);
+}
+
+eval_result model_evaluate(vg_vit *m, const vg_dataset *test, int batch, int loader_threads, char *err, bool *ok) {
     eval_result r = {0};
-    r.classes = t->model.cfg.num_classes;
+    r.classes = m->cfg.num_classes;
     r.confusion = calloc((size_t)r.classes * (size_t)r.classes, sizeof(int64_t));
     vg_loader_config lc = vg_loader_config_default();
-    lc.train = 0; lc.batch_size = batch; lc.image_size = t->model.cfg.img_size; lc.n_threads = loader_threads;
+    lc.train = 0; lc.batch_size = batch; lc.image_size = m->cfg.img_size; lc.n_threads = loader_threads;
     lc.shard = vg_dist_rank(); lc.n_shards = vg_dist_size();    /* each process its slice of every batch */
     vg_loader *L = vg_loader_new(test, &lc, err, ERRLEN);
     *ok = L != NULL;
@@ -22,7 +26,7 @@ eval_result trainer_evaluate(trainer *t, const vg_dataset *test, int batch, int 
     vg_no_grad_begin();
     while (vg_loader_next(L, &b) == 1) {
         if (b.n == 0) continue;                     /* a last batch smaller than the process count */
-        vg_tensor *logits = vg_vit_forward(&t->model, batch_tensor(&b), false, NULL);
+        vg_tensor *logits = vg_vit_forward(m, batch_tensor(&b), false, NULL);
         vg_tensor *loss = vg_cross_entropy_fn(logits, b.y, 0.0);
         if (!loss) { snprintf(err, ERRLEN, "evaluation: %.900s", vg_error()); *ok = false; break; }
         loss_sum += (double)vg_item(loss) * b.n;

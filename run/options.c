@@ -45,6 +45,20 @@ static const flag_def flags[] = {
      "auto | none | crop | rrc  (crop = 4-px pad + random crop, rrc =\n"
      "random-resized-crop; both with horizontal flip)      (default auto)"},
     {NULL, "--loader-threads", "N", F_INT, OPT(loader_threads), 0, 64, NULL, "background data threads (default 1)"},
+    {NULL, "--aa", "SPEC", F_STR, OPT(aa), 0, 0, NULL,
+     "RandAugment: timm's config string, e.g. rand-m9-mstd0.5-inc1\n"
+     "(rand-m<M>[-n<N>][-mstd<S>][-mmax<X>][-p<P>][-inc1]) or trivial\n"
+     "(TrivialAugment over timm's ops); after crop/flip (default off)"},
+    {NULL, "--reprob", "P", F_REAL, OPT(reprob), 0, 1, NULL,
+     "random erasing probability (timm's per-pixel mode, on the\n"
+     "normalised image) (default 0)"},
+    {NULL, "--mixup", "A", F_REAL, OPT(mixup), 0, 100, NULL, "Mixup: lambda ~ Beta(A, A) per batch; 0 = off (default 0)"},
+    {NULL, "--cutmix", "A", F_REAL, OPT(cutmix), 0, 100, NULL,
+     "CutMix: lambda ~ Beta(A, A), box pasted from the flipped batch,\n"
+     "lambda corrected to the box's area; 0 = off (default 0)"},
+    {NULL, "--mixup-prob", "P", F_REAL, OPT(mixup_prob), 0, 1, NULL, "chance a batch is mixed at all (default 1)"},
+    {NULL, "--mixup-switch-prob", "P", F_REAL, OPT(mixup_switch_prob), 0, 1, NULL,
+     "with both on: chance of CutMix instead of Mixup (default 0.5)"},
 
     {"model", "--model", "PRESET", F_STR, OPT(model), 0, 0, NULL,
      "vit-tiny-cifar | vit-micro-cifar | vit-mnist | vit-tiny-in64\n"
@@ -60,6 +74,9 @@ static const flag_def flags[] = {
     {NULL, "--pos", "KIND", F_STR, OPT(ov.pos), 0, 0, NULL, "learned | sincos2d position embedding"},
     {NULL, "--drop", "P", F_STR, OPT(ov.drop), 0, 0, NULL, "dropout after the embedding, attention proj and MLP"},
     {NULL, "--attn-drop", "P", F_STR, OPT(ov.attn_drop), 0, 0, NULL, "dropout on the attention probabilities"},
+    {NULL, "--drop-path", "P", F_STR, OPT(ov.drop_path), 0, 0, NULL,
+     "stochastic depth: block i drops each residual branch per sample\n"
+     "with rate P*i/(depth-1) (timm's linspace) (default 0)"},
     {NULL, "--full-last-block", NULL, F_SWITCH, OPT(full_last_block), 0, 0, NULL,
      "compute every token in the last block, as timm does (with CLS\n"
      "pooling only the class token's output is read, so by default the\n"
@@ -75,7 +92,16 @@ static const flag_def flags[] = {
      "linear warmup, in epochs with --epochs, in steps with --steps;\n"
      "a suffix 's' or 'e' says which (default 10% of training)"},
     {NULL, "--min-lr", "X", F_REAL, OPT(min_lr), 0, 10, NULL, "cosine decays to this (default 1e-5)"},
-    {NULL, "--label-smoothing", "X", F_REAL, OPT(label_smoothing), 0, 0.999, NULL, "(default 0.1)"},
+    {NULL, "--label-smoothing", "X", F_REAL, OPT(label_smoothing), 0, 0.999, NULL, "(default 0.1); with Mixup/CutMix folded into the soft targets"},
+    {NULL, "--smoothing", "X", F_REAL, OPT(label_smoothing), 0, 0.999, NULL, "the same (timm's name)"},
+    {NULL, "--grad-accum-steps", "K", F_INT, OPT(grad_accum_steps), 1, 4096, NULL,
+     "K micro-batches of --batch per optimizer step: the update of one\n"
+     "batch K times larger (default 1)"},
+    {NULL, "--model-ema", NULL, F_SWITCH, OPT(model_ema), 0, 0, NULL,
+     "keep an EMA of the weights (timm's ModelEmaV2), evaluated beside\n"
+     "the model and saved as model_ema.safetensors (same keys)"},
+    {NULL, "--model-ema-decay", "D", F_REAL, OPT(model_ema_decay), 0, 1, NULL,
+     "ema = D*ema + (1-D)*model after each optimizer step (default 0.9998)"},
     {NULL, "--clip", "X", F_REAL, OPT(clip), 0, 1e9, NULL, "clip the global gradient norm to X; 0 = off (default 1.0)"},
     {NULL, "--seed", "N", F_U64, OPT(seed), 0, (double)INT64_MAX, NULL, "seeds init, shuffling, augmentation, dropout (default 0)"},
     {NULL, "--threads", "N", F_INT, OPT(threads), 1, 1024, NULL,
@@ -99,12 +125,14 @@ static const flag_def flags[] = {
 
     {"output", "--out", "DIR", F_STR, OPT(out), 0, 0, NULL, "metrics.csv, checkpoints (default runs/last)"},
     {NULL, "--eval-every", "N", F_I64, OPT(eval_every), 0, IMAX, NULL,
-     "evaluate every N epochs (steps with --steps) (default 1; 0 = only at end)"},
+     "evaluate every N epochs (steps with --steps); 0 = only at the end\n"
+     "(default: every epoch; with --steps N every ceil(N/10) steps)"},
     {NULL, "--eval-batch", "N", F_INT, OPT(eval_batch), 1, 65536, NULL,
      "evaluation batch size (default: --batch, so evaluation needs no more\n"
      "memory than a training step)"},
     {NULL, "--save-every", "N", F_I64, OPT(save_every), 0, IMAX, NULL,
-     "checkpoint every N epochs (steps with --steps) (default 1; 0 = only at end)"},
+     "checkpoint every N epochs (steps with --steps); 0 = only at the end\n"
+     "(default: every epoch; with --steps N every ceil(N/10) steps)"},
     {NULL, "--log-every", "N", F_I64, OPT(log_every), 1, IMAX, NULL, "log line / metrics row every N steps (default 50)"},
     {NULL, "--stop-at", "N", F_I64, OPT(stop_at), 1, IMAX, NULL,
      "save a checkpoint and stop after step N, as if interrupted (the\n"
@@ -244,6 +272,7 @@ static void resolve_model(options *o) {
     if (o->ov.mlp) c->mlp_ratio = parse_real("--mlp-ratio", o->ov.mlp, 0.01, 64);
     if (o->ov.drop) c->drop_rate = parse_real("--drop", o->ov.drop, 0, 0.99);
     if (o->ov.attn_drop) c->attn_drop_rate = parse_real("--attn-drop", o->ov.attn_drop, 0, 0.99);
+    if (o->ov.drop_path) c->drop_path_rate = parse_real("--drop-path", o->ov.drop_path, 0, 0.99);
     if (o->ov.pool) {
         if (!strcmp(o->ov.pool, "cls")) c->pool = VG_VIT_POOL_CLS;
         else if (!strcmp(o->ov.pool, "mean")) c->pool = VG_VIT_POOL_MEAN;
@@ -261,7 +290,8 @@ options vg_options_parse(int argc, char **argv) {
     options o = {0};
     o.dataset = "cifar10"; o.out = "runs/last"; o.epochs = 30; o.batch = 128;
     o.lr = 1e-3; o.wd = 0.05; o.min_lr = 1e-5; o.label_smoothing = 0.1; o.clip = 1.0;
-    o.warmup = -1; o.eval_every = 1; o.save_every = 1; o.log_every = 50;
+    o.warmup = -1; o.eval_every = -1; o.save_every = -1; o.log_every = 50;   /* -1: by run length */
+    o.mixup_prob = 1.0; o.mixup_switch_prob = 0.5; o.model_ema_decay = 0.9998; o.grad_accum_steps = 1;
     o.threads = 0; o.loader_threads = 1; o.bucket_mb = 2; o.comm_timeout = 300; o.interp_name = "bicubic"; o.aug = "auto";
     o.amp_dtype = "bfloat16";
     for (int i = 1; i < argc; i++) {
@@ -285,5 +315,13 @@ options vg_options_parse(int argc, char **argv) {
     if (o.min_lr > o.lr) bad_flag("--min-lr", "%g is above --lr %g", o.min_lr, o.lr);
     o.every_in_steps = o.steps > 0;
     if (!o.eval_batch) o.eval_batch = o.batch;
+    /* about ten evaluations and checkpoints over a --steps run, every epoch over an --epochs run */
+    int64_t every = o.steps > 0 ? (o.steps + 9) / 10 : 1;
+    if (o.eval_every < 0) o.eval_every = every;
+    if (o.save_every < 0) o.save_every = every;
+    if (o.aa) {
+        vg_randaugment_config ra; char e[256];
+        if (vg_randaugment_parse(o.aa, &ra, e, sizeof e)) bad_flag("--aa", "%s", e);
+    }
     return o;
 }

@@ -43,8 +43,14 @@ typedef struct {
     int64_t stop_at;
     vg_interp_mode interp;
     const char *aug;
+    /* timm's regularisation (docs/data.md, docs/layers.md); names and meaning as timm's train.py */
+    double mixup, cutmix, mixup_prob, mixup_switch_prob;   /* Mixup/CutMix alphas (0 = off) */
+    const char *aa;              /* RandAugment config string, NULL = off */
+    double reprob;               /* random erasing probability */
+    bool model_ema; double model_ema_decay;
+    int grad_accum_steps;        /* micro-batches of --batch per optimizer step */
     /* model overrides as given (applied to the preset after parsing) */
-    struct { const char *img, *patch, *dim, *depth, *heads, *mlp, *pool, *pos, *drop, *attn_drop; } ov;
+    struct { const char *img, *patch, *dim, *depth, *heads, *mlp, *pool, *pos, *drop, *attn_drop, *drop_path; } ov;
     const char *interp_name;
 } options;
 
@@ -61,6 +67,10 @@ typedef struct {
     vg_rng dropout_rng;
     int64_t step;
     double wall_offset;         /* training seconds before this process (resume) */
+    int64_t images;             /* training images processed so far (the TFLOP count; resume) */
+    bool has_ema;               /* --model-ema: ema_model is the weight average (optim/ema.c) */
+    vg_vit ema_model;
+    vg_params ema_state;        /* its state dict, in the order of state_dict */
 } trainer;
 
 double run_now_s(void);                               /* monotonic seconds */
@@ -84,6 +94,8 @@ typedef struct { double loss, acc; int64_t n; int64_t *confusion; int classes; }
 /* the model in eval mode over a whole split, each process its slice of every batch, the sums
  * taken over processes (collective); *ok false (and err set) on failure. Free .confusion. */
 eval_result trainer_evaluate(trainer *t, const vg_dataset *test, int batch, int loader_threads, char *err, bool *ok);
+/* the same for any model (e.g. the EMA weights) */
+eval_result model_evaluate(vg_vit *m, const vg_dataset *test, int batch, int loader_threads, char *err, bool *ok);
 void        eval_report_print(const eval_result *r, const vg_dataset *d, FILE *f);
 
 /* ------------------------------------------------------------------ the output directory (run/run_dir.c) */
@@ -108,11 +120,19 @@ void run_resume_command(int argc, char **argv, const char *out, char *buf, size_
 
 /* ------------------------------------------------------------------ one step, --bench (run/step.c) */
 vg_tensor *batch_tensor(const vg_batch *b);           /* the batch's pixels as an arena tensor */
-/* forward, loss, backward, clip, AdamW at lr; b is this process's slice of the global batch.
- * Returns the global batch's mean loss (NaN/Inf: no update was made; every process returns the
- * same); *correct gets the global batch's top-1 hits, *gnorm the gradient norm before clipping.
- * Gradients are summed over processes during backward (t->sync). Collective. */
+/* One optimizer step on the loader batch b, this process's slice of the global batch
+ * (--grad-accum-steps K: K micro-batches of --batch/N each): per micro-batch Mixup/CutMix (from
+ * (seed, step, micro)), forward, loss (soft targets with mixing), backward weighted 1/K into the
+ * gradients, which are summed over processes during the last micro-batch's backward (t->sync);
+ * then clip, AdamW at lr, the weight EMA. Returns the global batch's mean loss (NaN/Inf: no update
+ * was made; every process returns the same); *correct gets the global batch's top-1 hits against
+ * the images' own labels, *gnorm the gradient norm before clipping. Collective. */
 double trainer_step(trainer *t, const options *o, const vg_batch *b, double lr, int64_t *correct, double *gnorm);
 int    trainer_bench(trainer *t, const options *o);  /* --bench N: time N steps on random data (collective) */
+/* GFLOP one training image costs in a step (3 × the forward FLOPs the model performs, as --bench
+ * prints); × images processed = the run's compute */
+double trainer_gflop_per_image(const trainer *t);
+/* --model-ema: a second model holding the average, started at the model's current weights */
+int    trainer_ema_init(trainer *t, char *err);
 
 #endif

@@ -1,6 +1,7 @@
-/* step.c — one training step (batch → forward in train mode → cross-entropy with label smoothing
- * → backward → global-norm clip → AdamW at the scheduled lr → arena reset), and --bench: the same
- * step timed on random data. */
+/* step.c — one training step (per micro-batch: Mixup/CutMix → forward in train mode →
+ * cross-entropy with label smoothing or soft targets → backward; then global-norm clip → AdamW at
+ * the scheduled lr → the weight EMA → arena reset), and --bench: the same step timed on random
+ * data. */
 #include "run/run.h"
 #include "tensor/gemm.h"
 #include "nn/nn.h"
@@ -22,42 +23,87 @@ vg_tensor *batch_tensor(const vg_batch *b) {
 }
 
 
+/* forward and loss of one micro-batch (B images at x, labels y) with Mixup/CutMix when on; the
+ * loss (arena), *correct += top-1 hits against the images' own labels */
+static vg_tensor *micro_loss(trainer *t, const options *o, real *x, const int32_t *y, int B, const vg_batch *b,
+                             int micro, int64_t *correct) {
+    const int K = t->model.cfg.num_classes;
+    vg_mixup_config mc = {o->mixup, o->cutmix, o->mixup_prob, o->mixup_switch_prob, o->label_smoothing, K};
+    real *targets = NULL;
+    if (vg_mixup_enabled(&mc)) {            /* in place in the loader's buffer: it is ours until the next batch */
+        vg_rng r = vg_mixup_rng(o->seed, t->step, micro);
+        vg_mixup_params p = vg_mixup_draw(&mc, &r, b->h, b->w);
+        vg_mixup_apply(&p, x, B, b->c, b->h, b->w);
+        targets = vg_arena_alloc(sizeof(real) * (size_t)B * (size_t)K);
+        vg_mixup_targets(y, B, K, p.lam, o->label_smoothing, targets);
+    }
+    vg_tensor *xt = vg_from_array(VG_DIMS(B, b->c, b->h, b->w), x);
+    vg_profile_phase("batch to tensor, mixup");
+    vg_tensor *logits = vg_vit_forward(&t->model, xt, true, &t->dropout_rng);
+    vg_tensor *loss = targets ? vg_soft_cross_entropy_fn(logits, targets) : vg_cross_entropy_fn(logits, y, o->label_smoothing);
+    if (loss) *correct += vg_top1_correct(logits, y);
+    return loss;
+}
+
 double trainer_step(trainer *t, const options *o, const vg_batch *b, double lr, int64_t *correct, double *gnorm) {
     vg_profile_step_begin();                        /* no-op unless --profile */
-    vg_tensor *x = batch_tensor(b);
-    vg_profile_phase("batch to tensor");
-    vg_dropout_first_sample(b->offset);             /* masks follow the sample, not the process */
-    vg_tensor *logits = vg_vit_forward(&t->model, x, true, &t->dropout_rng);
-    vg_tensor *loss = vg_cross_entropy_fn(logits, b->y, o->label_smoothing);
-    if (!loss) { fprintf(stderr, "train: step %lld: %s\n", (long long)t->step, vg_error()); vg_dist_abort(1); }
-    double lv = (double)vg_item(loss);
-    *correct = vg_top1_correct(logits, b->y);
-    vg_profile_phase("loss value, top-1");
-    /* test hook: VG_TEST_NAN_AT_STEP=N makes the loss of step N (1-based) NaN */
-    const char *nan_at = getenv("VG_TEST_NAN_AT_STEP");
-    if (nan_at && atoll(nan_at) == t->step + 1) lv = NAN;
-    /* the global batch's mean loss and hits: every process takes the same decisions from them */
-    double sums[2] = {lv, (double)*correct};
-    vg_dist_sum_f64(sums, 2);
-    lv = sums[0] / vg_dist_size(); *correct = (int64_t)sums[1];
-    vg_profile_phase("loss and hits over processes");
-    if (!isfinite(lv)) { vg_profile_step_end(); return lv; }
-    vg_params_zero_grad(&t->params);
-    vg_profile_phase("zero_grad");
-    vg_grad_sync_begin(t->sync);                    /* buckets summed over processes during backward */
-    if (!vg_backward(loss, NULL)) { fprintf(stderr, "train: backward: %s\n", vg_error()); vg_dist_abort(1); }
-    vg_profile_phase("backward: engine");
-    vg_grad_sync_finish(t->sync);                   /* the mean gradient over the global batch */
-    vg_profile_phase("gradient sum over processes (wait)");
+    const int A = o->grad_accum_steps > 1 ? o->grad_accum_steps : 1, B = b->n / A;
+    const size_t img = (size_t)b->c * b->h * b->w;
+    double lv = 0;
+    *correct = 0;
+    for (int m = 0; m < A; m++) {
+        /* micro-batch m: this process's samples [m·B, (m+1)·B) of its slice */
+        vg_dropout_first_sample(b->offset + m * B);  /* masks follow the sample, not the process */
+        int64_t hits = 0;
+        vg_tensor *loss = micro_loss(t, o, b->x + (size_t)m * B * img, b->y + (size_t)m * B, B, b, m, &hits);
+        if (!loss) { fprintf(stderr, "train: step %lld: %s\n", (long long)t->step, vg_error()); vg_dist_abort(1); }
+        double l = (double)vg_item(loss);
+        vg_profile_phase("loss value, top-1");
+        /* test hook: VG_TEST_NAN_AT_STEP=N makes the loss of step N (1-based) NaN */
+        const char *nan_at = getenv("VG_TEST_NAN_AT_STEP");
+        if (nan_at && atoll(nan_at) == t->step + 1) l = NAN;
+        /* the global micro-batch's mean loss and hits: every process takes the same decisions */
+        double sums[2] = {l, (double)hits};
+        vg_dist_sum_f64(sums, 2);
+        l = sums[0] / vg_dist_size(); *correct += (int64_t)sums[1];
+        vg_profile_phase("loss and hits over processes");
+        if (!isfinite(l)) { vg_arena_reset(); vg_profile_step_end(); return l; }
+        lv += l / A;
+        if (m == 0) { vg_params_zero_grad(&t->params); vg_profile_phase("zero_grad"); }
+        /* the mean over the K micro-batches: each one's mean loss enters with weight 1/K */
+        vg_tensor *seed = NULL;
+        if (A > 1) { seed = vg_empty(0, (int64_t[1]){0}); vg_data(seed)[0] = (real)(1.0 / A); }
+        const bool last = m + 1 == A;
+        if (last) vg_grad_sync_begin(t->sync);      /* buckets of the summed gradients go out during this backward */
+        if (!vg_backward(loss, seed)) { fprintf(stderr, "train: backward: %s\n", vg_error()); vg_dist_abort(1); }
+        vg_profile_phase("backward: engine");
+        if (!last) { vg_arena_reset(); continue; }  /* the gradients are persistent; the graph is not */
+        vg_grad_sync_finish(t->sync);               /* the mean gradient over the global batch */
+        vg_profile_phase("gradient sum over processes (wait)");
+    }
     *gnorm = vg_clip_grad_norm(&t->params, o->clip);
     vg_profile_phase("clip grad norm");
-    if (!isfinite(*gnorm)) { vg_profile_step_end(); return NAN; }
+    if (!isfinite(*gnorm)) { vg_arena_reset(); vg_profile_step_end(); return NAN; }
     vg_adamw_step(t->opt, lr);
     vg_profile_phase("AdamW");
+    if (t->has_ema) { vg_ema_update(&t->ema_state, &t->state_dict, o->model_ema_decay); vg_profile_phase("model EMA"); }
     t->step++;
+    t->images += b->global_n;
     vg_arena_reset();
     vg_profile_step_end();
     return lv;
+}
+
+double trainer_gflop_per_image(const trainer *t) { return 3 * vg_vit_forward_flops_done(&t->model) / 1e9; }
+
+int trainer_ema_init(trainer *t, char *err) {
+    vg_rng unused = vg_rng_seed(0);
+    if (!vg_vit_init(&t->ema_model, &t->model.cfg, &unused)) { snprintf(err, RUN_ERRLEN, "model EMA: %.900s", vg_error()); return -1; }
+    t->ema_model.full_last_block = t->model.full_last_block;
+    vg_vit_state(&t->ema_model, &t->ema_state);
+    t->has_ema = true;
+    if (!vg_ema_copy(&t->ema_state, &t->state_dict)) { snprintf(err, RUN_ERRLEN, "model EMA: %.900s", vg_error()); return -1; }
+    return 0;
 }
 
 /* ------------------------------------------------------------------ --bench */
@@ -72,6 +118,9 @@ int trainer_bench(trainer *t, const options *o) {
     for (int i = 0; i < local; i++) labels[i] = (int32_t)vg_rng_below(&r, (uint32_t)c->num_classes);
     for (int64_t i = 0; i < (int64_t)local * c->in_chans * c->img_size * c->img_size; i++) pix[i] = (real)vg_rng_normal(&r);
     vg_batch b = {local, c->in_chans, c->img_size, c->img_size, pix, labels, 0, 0, local * vg_dist_rank(), o->batch};
+    options one = *o;
+    one.grad_accum_steps = 1;                  /* --bench times one micro-batch of --batch */
+    o = &one;
     int warm = 2, n = o->bench;
     const int N = vg_dist_size();
     double *ms = malloc(sizeof(double) * (size_t)n), *waits = malloc(sizeof(double) * (size_t)N);
@@ -96,7 +145,7 @@ int trainer_bench(trainer *t, const options *o) {
     qsort(ms, (size_t)n, sizeof *ms, cmp_double);
     double med = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
     double ips = o->batch / (med / 1e3);
-    const double flops = 3 * vg_vit_forward_flops_done(&t->model);      /* what a step computes */
+    const double flops = trainer_gflop_per_image(t) * 1e9;              /* what a step computes */
     char amp[160] = "";
     if (o->amp) snprintf(amp, sizeof amp, " --amp (bf16 GEMM: %s)", vg_gemm_bf16_kernel());
     printf("bench: model %s batch %d threads %d%s%s: median step %.1f ms (min %.1f, max %.1f), %.1f images/s, "

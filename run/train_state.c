@@ -1,7 +1,8 @@
 /* train_state.c — the checkpoint pair of a run: model.safetensors (the state dict in timm's names,
  * the model config as metadata: loads into PyTorch) and train_state.safetensors (AdamW moments,
- * step, dropout RNG, loader position, wall time and the run's hyperparameters), written together
- * and switched atomically by checkpoint/. Resume restores all of it, so a resumed run continues
+ * step, dropout RNG, loader position, images processed, the weight EMA, wall time and the run's
+ * hyperparameters); with --model-ema also model_ema.safetensors (the average, the same keys as
+ * model.safetensors). All are written together and switched atomically by checkpoint/. Resume restores all of it, so a resumed run continues
  * with exactly the numbers of an uninterrupted one. */
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/model_meta.h"
@@ -16,10 +17,10 @@ static void rng_to_i64(const vg_rng *r, int64_t out[4]) { memcpy(out, r->s, size
 static void rng_from_i64(vg_rng *r, const int64_t in[4]) { memcpy(r->s, in, sizeof r->s); }
 
 int trainer_save_checkpoint(trainer *t, const options *o, const vg_lr_schedule *sched, vg_loader *loader, double wall, char *err) {
-    vg_st_writer *mw = vg_st_writer_new(), *sw = vg_st_writer_new();
+    vg_st_writer *mw = vg_st_writer_new(), *sw = vg_st_writer_new(), *ew = vg_st_writer_new();
     int rc = -1;
     char v[64];
-    int64_t step = t->step, rng[4], lrng[4], lpos[2];
+    int64_t step = t->step, images = t->images, rng[4], lrng[4], lpos[2];
     vg_loader_state ls = vg_loader_state_get(loader);
     rng_to_i64(&t->dropout_rng, rng);
     rng_to_i64(&ls.rng, lrng);
@@ -39,7 +40,21 @@ int trainer_save_checkpoint(trainer *t, const options *o, const vg_lr_schedule *
     if (vg_st_writer_add(sw, "state.step", VG_ST_I64, 1, &one, &step, 8, err, ERRLEN) ||
         vg_st_writer_add(sw, "state.dropout_rng", VG_ST_I64, 1, &four, rng, 32, err, ERRLEN) ||
         vg_st_writer_add(sw, "loader.position", VG_ST_I64, 1, &two, lpos, 16, err, ERRLEN) ||
-        vg_st_writer_add(sw, "loader.rng", VG_ST_I64, 1, &four, lrng, 32, err, ERRLEN)) goto done;
+        vg_st_writer_add(sw, "loader.rng", VG_ST_I64, 1, &four, lrng, 32, err, ERRLEN) ||
+        vg_st_writer_add(sw, "state.images", VG_ST_I64, 1, &one, &images, 8, err, ERRLEN)) goto done;
+    if (t->has_ema) {
+        /* the average twice: in the train state (resume) and as model_ema.safetensors (users) */
+        for (int i = 0; i < t->ema_state.n; i++) {
+            char name[200];
+            const vg_tensor *e = t->ema_state.items[i].tensor;
+            snprintf(name, sizeof name, "ema.%s", t->ema_state.items[i].name);
+            if (vg_st_writer_add(sw, name, VG_ST_F32, e->ndim, e->shape, vg_data(e), sizeof(real) * (size_t)vg_numel(e), err, ERRLEN)) goto done;
+        }
+        if (vg_params_to_writer(&t->ema_state, ew, err, ERRLEN)) goto done;
+        vg_vit_config_to_meta(&t->model.cfg, ew, err, ERRLEN);
+        vg_st_writer_meta(ew, "format", "pt", err, ERRLEN);
+        snprintf(v, sizeof v, "%.17g", o->model_ema_decay); vg_st_writer_meta(ew, "ema_decay", v, err, ERRLEN);
+    }
     vg_vit_config_to_meta(&t->model.cfg, sw, err, ERRLEN);
     vg_st_writer_meta(sw, "format", "vitgrad-train-state/1", err, ERRLEN);
     snprintf(v, sizeof v, "%.6f", wall); vg_st_writer_meta(sw, "wall_time", v, err, ERRLEN);
@@ -52,15 +67,21 @@ int trainer_save_checkpoint(trainer *t, const options *o, const vg_lr_schedule *
         {"train.warmup_steps", (double)sched->warmup_steps}, {"train.total_steps", (double)sched->total_steps},
         {"train.label_smoothing", o->label_smoothing}, {"train.clip", o->clip},
         {"train.epochs", o->steps > 0 ? 0 : o->epochs}, {"train.steps", (double)o->steps},
+        {"train.grad_accum_steps", o->grad_accum_steps}, {"train.mixup", o->mixup}, {"train.cutmix", o->cutmix},
+        {"train.mixup_prob", o->mixup_prob}, {"train.mixup_switch_prob", o->mixup_switch_prob},
+        {"train.reprob", o->reprob}, {"train.model_ema_decay", o->model_ema ? o->model_ema_decay : 0},
     };
     for (size_t k = 0; k < sizeof hyper / sizeof hyper[0]; k++) {
         snprintf(v, sizeof v, "%.17g", hyper[k].value);
         vg_st_writer_meta(sw, hyper[k].key, v, err, ERRLEN);
     }
     vg_st_writer_meta(sw, "train.aug", o->aug, err, ERRLEN);
-    rc = vg_checkpoint_save(o->out, t->step, mw, sw, err, ERRLEN);
+    vg_st_writer_meta(sw, "train.aa", o->aa ? o->aa : "", err, ERRLEN);
+    const char *names[3] = {"model.safetensors", "train_state.safetensors", "model_ema.safetensors"};
+    const vg_st_writer *writers[3] = {mw, sw, ew};
+    rc = vg_checkpoint_save_files(o->out, t->step, t->has_ema ? 3 : 2, names, writers, err, ERRLEN);
 done:
-    vg_st_writer_free(mw); vg_st_writer_free(sw);
+    vg_st_writer_free(mw); vg_st_writer_free(sw); vg_st_writer_free(ew);
     return rc;
 }
 
@@ -78,8 +99,13 @@ int trainer_load_state(trainer *t, const char *path, vg_loader_state *ls, int ba
     int rc = -1;
     const char *fmt = vg_st_meta(f, "format");
     if (!fmt || strcmp(fmt, "vitgrad-train-state/1")) { snprintf(err, ERRLEN, "%.400s: not a vitgrad train state (format %.100s)", path, fmt ? fmt : "missing"); goto done; }
-    const char *b = vg_st_meta(f, "batch");
-    if (b && atoi(b) != batch) { snprintf(err, ERRLEN, "%.400s: saved with --batch %.20s, resumed with --batch %d (the loader position would not match)", path, b, batch); goto done; }
+    const char *b = vg_st_meta(f, "batch"), *ga = vg_st_meta(f, "train.grad_accum_steps");
+    int saved_k = ga ? atoi(ga) : 1;
+    if (b && atoi(b) * saved_k != batch) {
+        snprintf(err, ERRLEN, "%.400s: saved with --batch %.20s x %d micro-batches, resumed with %d images per step (the loader position would not match)",
+                 path, b, saved_k, batch);
+        goto done;
+    }
     vg_params moments = {0};
     for (int i = 0; i < t->params.n; i++) {
         char name[200];
@@ -101,6 +127,16 @@ int trainer_load_state(trainer *t, const char *path, vg_loader_state *ls, int ba
     rng_from_i64(&ls->rng, lrng);
     const char *wt = vg_st_meta(f, "wall_time");
     t->wall_offset = wt ? strtod(wt, NULL) : 0;
+    t->images = step * batch;                           /* states from before the count was kept */
+    if (vg_st_find(f, "state.images") && read_i64s(f, "state.images", &t->images, 1, path, err)) goto done;
+    if (t->has_ema) {
+        if (vg_st_find(f, "ema.cls_token")) {
+            if (vg_params_load(&t->ema_state, f, "ema.", true, NULL, e2, sizeof e2)) { snprintf(err, ERRLEN, "%.400s: %.600s", path, e2); goto done; }
+        } else {
+            printf("%s has no weight average: --model-ema starts it from the resumed weights\n", path);
+            vg_ema_copy(&t->ema_state, &t->state_dict);
+        }
+    }
     rc = 0;
 done:
     vg_st_close(f);

@@ -253,9 +253,35 @@ VG_TEST(inspect_embed_knn_small) {
     CHECK(run("./inspect embed --ckpt " TMP "/mnist.safetensors --dataset cifar10 --data /nonexistent-dir", out, sizeof out) == 1);
 }
 
+/* augment: a Fashion-MNIST batch (1 channel) through RandAugment, erasing and CutMix; the printed
+ * λ is 1 − box area / image area, and the PNG decodes at the printed size */
+VG_TEST(inspect_augment_grid_and_soft_labels) {
+    if (!have_inspect()) VG_SKIP("./inspect not built (run make first)");
+    const char *dir = getenv("FASHION_MNIST_DIR");
+    if (!dir) dir = "/usr/share/datasets/fashion-mnist";
+    char path[1200], cmd[2048];
+    snprintf(path, sizeof path, "%s/train-labels-idx1-ubyte.gz", dir);
+    if (access(path, R_OK)) VG_SKIP("Fashion-MNIST not found (FASHION_MNIST_DIR or /usr/share/datasets/fashion-mnist)");
+    mktmp();
+    snprintf(cmd, sizeof cmd, "./inspect augment --dataset fashion-mnist --data %s --aa rand-m9-mstd0.5-inc1 --reprob 0.5 "
+             "--cutmix 1.0 --n 6 --seed 2 --out " TMP "/augment.png", dir);
+    CHECK(run(cmd, out, sizeof out) == 0);
+    int y0, y1, x0, x1, w, h, pw, ph;
+    double lam;
+    const char *s = strstr(out, "CutMix: box rows ");
+    REQUIRE(s && sscanf(s, "CutMix: box rows %d..%d, columns %d..%d from the flipped batch; lambda = 1 - box/area = %lf",
+                        &y0, &y1, &x0, &x1, &lam) == 5);
+    CHECK_CLOSE(lam, 1.0 - (y1 - y0 + 1) * (x1 - x0 + 1) / 784.0, 1e-4);
+    CHECK(strstr(out, "soft labels (smoothing 0.10):"));
+    REQUIRE(printed_size(out, &pw, &ph));
+    REQUIRE(png_size(TMP "/augment.png", &w, &h) == 0);
+    CHECK(w == pw && h == ph);
+    CHECK(run("./inspect augment --aa rand-x --out " TMP "/a.png", out, sizeof out) == 2 && strstr(out, "rand-x"));
+}
+
 VG_TEST(inspect_errors_are_clear) {
     if (!have_inspect()) VG_SKIP("./inspect not built (run make first)");
-    const char *subs[] = {"data", "examples", "trace", "patches", "posembed", "attention", "graph", "embed", "plot"};
+    const char *subs[] = {"data", "examples", "trace", "patches", "posembed", "attention", "graph", "embed", "plot", "augment"};
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
         char cmd[128];
         snprintf(cmd, sizeof cmd, "./inspect %s --help", subs[i]);

@@ -310,6 +310,10 @@ VG_TEST(train_flag_errors_exit_2_naming_the_flag) {
         {"--amp --amp-dtype float16", "--amp-dtype: float16 is not supported"},
         {"--amp-dtype fp8", "--amp-dtype"},
         {"positional", "unexpected argument"},
+        {"--aa rand-m9-q1", "--aa: 'rand-m9-q1'"},
+        {"--reprob 1.5", "--reprob: 1.5 is out of range"},
+        {"--grad-accum-steps 0", "--grad-accum-steps: 0 is out of range"},
+        {"--drop-path 1", "--drop-path: 1 is out of range"},
     };
     char out[16384], cmd[512];                          /* --help is over 4 KiB */
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -317,7 +321,8 @@ VG_TEST(train_flag_errors_exit_2_naming_the_flag) {
         int rc = run(cmd, out, sizeof out);
         CHECK_MSG(rc == 2 && strstr(out, cases[i][1]), "`%s`: exit %d, output: %s", cmd, rc, out);
     }
-    CHECK(run("./train --help", out, sizeof out) == 0 && strstr(out, "--label-smoothing") && strstr(out, "--bench"));
+    CHECK(run("./train --help", out, sizeof out) == 0 && strstr(out, "--label-smoothing") && strstr(out, "--bench") &&
+          strstr(out, "--mixup-switch-prob") && strstr(out, "--model-ema-decay"));
 }
 
 /* --amp: a training run is deterministic (same seed, same threads → the same weights), differs
@@ -389,6 +394,91 @@ VG_TEST(train_resume_is_bit_exact) {
     CHECK(strlen(la) > 100);
     CHECK_MSG(!strcmp(la, lb), "loss columns differ:\n%s\nvs\n%s", la, lb);
     CHECK(!strcmp(la, lc));
+}
+
+/* largest |a − b| over every tensor of two model files, relative to the largest |a| */
+static double max_rel_diff(const char *pa, const char *pb) {
+    char e[512];
+    vg_st_file *a = vg_st_open(pa, e, sizeof e), *b = vg_st_open(pb, e, sizeof e);
+    double worst = a && b ? 0 : INFINITY, scale = 1e-30;
+    for (size_t k = 0; a && b && k < vg_st_count(a); k++) {
+        const vg_st_tensor *ta = vg_st_at(a, k), *tb = vg_st_find(b, ta->name);
+        if (!tb || tb->numel != ta->numel) { worst = INFINITY; break; }
+        float *x = malloc(sizeof(float) * ta->numel), *y = malloc(sizeof(float) * ta->numel);
+        vg_st_read_f32(a, ta->name, x, ta->numel, e, sizeof e); vg_st_read_f32(b, ta->name, y, ta->numel, e, sizeof e);
+        for (size_t i = 0; i < ta->numel; i++) { worst = fmax(worst, fabs((double)x[i] - y[i])); scale = fmax(scale, fabs((double)x[i])); }
+        free(x); free(y);
+    }
+    vg_st_close(a); vg_st_close(b);
+    return worst / scale;
+}
+
+/* --grad-accum-steps 2 --batch 16 takes the same steps as --batch 32: the same images (the loader
+ * batch is 32 either way) and the same mean gradient, summed in another order */
+VG_TEST(train_grad_accum_equals_the_larger_batch) {
+    const char *root = tmp_dir();
+    REQUIRE(root);
+    char cmd[2048], out[8192], a[512], b[512];
+    snprintf(cmd, sizeof cmd, TINY " --drop 0 --data %s/cifar --steps 6 --save-every 0 --out %s/big", root, root);
+    REQUIRE(run(cmd, out, sizeof out) == 0);
+    snprintf(cmd, sizeof cmd, TINY " --drop 0 --batch 16 --grad-accum-steps 2 --data %s/cifar --steps 6 --save-every 0 --out %s/accum", root, root);
+    int rc = run(cmd, out, sizeof out);
+    CHECK_MSG(rc == 0 && strstr(out, "batch 32 (2 micro-batches of 16)"), "exit %d: %s", rc, out);
+    snprintf(a, sizeof a, "%s/big/model.safetensors", root);
+    snprintf(b, sizeof b, "%s/accum/model.safetensors", root);
+    double d = max_rel_diff(a, b);
+    CHECK_MSG(d < 2e-5, "weights after 6 steps differ by %g (relative to the largest weight)", d);
+    CHECK(!vg_test_same_bytes(a, b) || d == 0);
+    /* and really differ from a run with half the batch per step */
+    snprintf(cmd, sizeof cmd, TINY " --drop 0 --batch 16 --data %s/cifar --steps 6 --save-every 0 --out %s/small", root, root);
+    REQUIRE(run(cmd, out, sizeof out) == 0);
+    snprintf(b, sizeof b, "%s/small/model.safetensors", root);
+    CHECK(max_rel_diff(a, b) > 1e-3);
+}
+
+/* Every regulariser on (RandAugment, erasing, Mixup/CutMix, drop-path, EMA, accumulation): the
+ * run is the same for any loader-thread count, and a resumed run is bit-exact, EMA included;
+ * the EMA file loads with --init; the compute count continues across the resume. */
+#define ALL_REG " --depth 2 --drop-path 0.2 --aa rand-m9-mstd0.5-inc1 --reprob 0.3 --mixup 0.8 --cutmix 1.0" \
+                " --model-ema --model-ema-decay 0.9 --batch 8 --grad-accum-steps 2 --smoothing 0.1"
+VG_TEST(train_resume_is_bit_exact_with_every_regulariser) {
+    const char *root = tmp_dir();
+    REQUIRE(root);
+    char cmd[2048], out[8192], a[512], b[512];
+    snprintf(cmd, sizeof cmd, TINY ALL_REG " --data %s/cifar --steps 24 --out %s/reg_straight", root, root);
+    REQUIRE(run(cmd, out, sizeof out) == 0);
+    /* --steps 24: saved every ceil(24/10) = 3 steps (TINY evaluates only at the end); 24 steps x 16
+     * images counted; 20 steps per epoch, so the resume at 21 is in the second epoch */
+    CHECK_MSG(strstr(out, "save every 3 steps"), "%s", out);
+    CHECK_MSG(strstr(out, "EMA weights: test loss"), "%s", out);
+    CHECK(strstr(out, "(384 training images x "));
+    snprintf(cmd, sizeof cmd, TINY ALL_REG " --loader-threads 3 --data %s/cifar --steps 24 --out %s/reg_threads", root, root);
+    REQUIRE(run(cmd, out, sizeof out) == 0);
+    snprintf(cmd, sizeof cmd, TINY ALL_REG " --data %s/cifar --steps 24 --stop-at 21 --out %s/reg_resumed", root, root);
+    REQUIRE(run(cmd, out, sizeof out) == 0);
+    snprintf(cmd, sizeof cmd, TINY ALL_REG " --data %s/cifar --steps 24 --resume %s/reg_resumed --out %s/reg_resumed", root, root, root);
+    int rc = run(cmd, out, sizeof out);
+    CHECK_MSG(rc == 0 && strstr(out, "at step 21") && strstr(out, "(384 training images x "), "resume: exit %d: %s", rc, out);
+    const char *files[2] = {"model.safetensors", "model_ema.safetensors"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(a, sizeof a, "%s/reg_straight/%s", root, files[k]);
+        snprintf(b, sizeof b, "%s/reg_resumed/%s", root, files[k]);
+        CHECK_MSG(vg_test_same_bytes(a, b), "%s after resume differs from the uninterrupted run", files[k]);
+        snprintf(b, sizeof b, "%s/reg_threads/%s", root, files[k]);
+        CHECK_MSG(vg_test_same_bytes(a, b), "%s differs with 3 loader threads", files[k]);
+    }
+    snprintf(a, sizeof a, "%s/reg_straight/model.safetensors", root);
+    snprintf(b, sizeof b, "%s/reg_straight/model_ema.safetensors", root);
+    CHECK(!vg_test_same_bytes(a, b));
+    char la[8192], lb[8192];
+    snprintf(a, sizeof a, "%s/reg_straight/metrics.csv", root);
+    snprintf(b, sizeof b, "%s/reg_resumed/metrics.csv", root);
+    vg_test_loss_columns(a, la, sizeof la); vg_test_loss_columns(b, lb, sizeof lb);
+    CHECK_MSG(strlen(la) > 100 && !strcmp(la, lb), "loss columns differ:\n%s\nvs\n%s", la, lb);
+    /* the average is a model like any other: --init loads it (same keys) */
+    snprintf(cmd, sizeof cmd, TINY " --depth 2 --data %s/cifar --init %s/reg_straight/model_ema.safetensors --eval-only", root, root);
+    rc = run(cmd, out, sizeof out);
+    CHECK_MSG(rc == 0 && strstr(out, "test top-1:"), "--init model_ema: exit %d: %s", rc, out);
 }
 
 VG_TEST(train_nan_loss_stops_and_keeps_the_last_checkpoint) {

@@ -11,6 +11,7 @@ int inspect_attention_main(int argc, char **argv);
 int inspect_graph_main(int argc, char **argv);
 int inspect_embed_main(int argc, char **argv);
 int inspect_plot_main(int argc, char **argv);
+int inspect_augment_main(int argc, char **argv);
 
 typedef struct { const char *name, *summary; int (*run)(int, char **); } subcommand;
 static const subcommand subcommands[] = {
@@ -23,6 +24,7 @@ static const subcommand subcommands[] = {
     {"graph",     "the autograd graph of one forward + loss as Graphviz dot", inspect_graph_main},
     {"embed",     "k-NN accuracy of the L2-normalised image embeddings (DINO protocol)", inspect_embed_main},
     {"plot",      "loss and accuracy curves from a run's metrics.csv (PNG)", inspect_plot_main},
+    {"augment",   "a training batch as the model sees it: RandAugment, erasing, Mixup/CutMix (PNG)", inspect_augment_main},
 };
 #define N_SUB (int)(sizeof subcommands / sizeof subcommands[0])
 
