@@ -40,6 +40,9 @@ void vg_dist_sum_i64(int64_t *x, int n);
 /* true on every rank if `local` is true on any rank: a decision all ranks take together
  * (stop at this step, an error on one rank, a NaN) */
 bool vg_dist_any(bool local);
+/* send `bytes` to rank `peer` and receive as many from it into recv (peer may be this rank: a
+ * copy). Mixup/CutMix pair sample b of a global batch with sample G−1−b, which another rank holds. */
+void vg_dist_exchange(const void *send, void *recv, size_t bytes, int peer);
 
 /* ---- non-blocking sum in place over n reals (MPI_Iallreduce) ---- */
 /* Start it; returns a handle >= 0. buf must not be touched until vg_dist_wait(handle). */

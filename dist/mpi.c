@@ -105,6 +105,19 @@ void vg_dist_sum_i64(int64_t *x, int n) {
     wait_or_abort(&r, "a sum of counts");
 }
 
+void vg_dist_exchange(const void *send, void *recv, size_t bytes, int peer) {
+    if (peer == vg_dist_rank()) { if (send != recv) memmove(recv, send, bytes); return; }
+    for (size_t done = 0; done < bytes;) {          /* MPI counts are ints: 1 GiB at a time */
+        int n = (int)(bytes - done < ((size_t)1 << 30) ? bytes - done : (size_t)1 << 30);
+        MPI_Request r[2];
+        MPI_Irecv((char *)recv + done, n, MPI_BYTE, peer, 7, MPI_COMM_WORLD, &r[0]);
+        MPI_Isend((const char *)send + done, n, MPI_BYTE, peer, 7, MPI_COMM_WORLD, &r[1]);
+        wait_or_abort(&r[0], "the exchange of mixup partners");
+        wait_or_abort(&r[1], "the exchange of mixup partners");
+        done += (size_t)n;
+    }
+}
+
 bool vg_dist_any(bool local) {
     int v = local;
     MPI_Request r;
