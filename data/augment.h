@@ -40,9 +40,16 @@ vg_mixup_params vg_mixup_draw(const vg_mixup_config *c, vg_rng *r, int H, int W)
 /* x (B, C, H, W) in place: Mixup x_b ← λ·x_b + (1−λ)·x_{B−1−b}; CutMix copies the box from
  * x_{B−1−b}. Both read the unmixed batch. */
 void   vg_mixup_apply(const vg_mixup_params *p, real *x, int B, int C, int H, int W);
+/* the same with the partner images given: x_b is mixed with partner_{B−1−b} (unmixed). With N
+ * processes, rank r's slice of a global batch pairs with rank N−1−r's slice (./train exchanges
+ * them), so every sample meets the partner it has in one process. partner == x: vg_mixup_apply */
+void   vg_mixup_apply_with(const vg_mixup_params *p, real *x, const real *partner, int B, int C, int H, int W);
 /* timm's mixup_target: out (B, classes) = λ·q(y_b) + (1−λ)·q(y_{B−1−b}),
  * q = smoothed one-hot (1 − ε + ε/C on the label, ε/C elsewhere) */
 void   vg_mixup_targets(const int32_t *y, int B, int classes, double lam, double smoothing, real *out);
+/* the same with the partners' labels: q(partner_y_{B−1−b}) for the second term */
+void   vg_mixup_targets_with(const int32_t *y, const int32_t *partner_y, int B, int classes, double lam,
+                             double smoothing, real *out);
 
 /* ---- RandAugment, timm's rand_augment_transform ---- */
 typedef struct vg_randaugment_config {

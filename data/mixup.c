@@ -69,38 +69,52 @@ vg_mixup_params vg_mixup_draw(const vg_mixup_config *c, vg_rng *r, int H, int W)
     return p;
 }
 
-void vg_mixup_apply(const vg_mixup_params *p, real *x, int B, int C, int H, int W) {
+void vg_mixup_apply_with(const vg_mixup_params *p, real *x, const real *partner, int B, int C, int H, int W) {
     if (p->lam == 1.0) return;
     const size_t img = (size_t)C * H * W;
-    /* pairs (b, B−1−b) are updated together, so both read the unmixed images; an odd batch's
-     * middle image is paired with itself and stays as it is */
-    for (int b = 0; b < B / 2; b++) {
-        real *u = x + (size_t)b * img, *v = x + (size_t)(B - 1 - b) * img;
-        if (p->cutmix) {
-            for (int c = 0; c < C; c++)
-                for (int y = p->y0; y < p->y1; y++)
-                    for (int i = p->x0; i < p->x1; i++) {
-                        size_t k = ((size_t)c * H + y) * W + i;
-                        real t = u[k]; u[k] = v[k]; v[k] = t;
+    const bool in_place = partner == x;
+    const double l = p->lam, m = 1.0 - p->lam;
+    for (int b = 0; b < B; b++) {
+        const int q = B - 1 - b;
+        if (in_place && q <= b) break;          /* in place: pairs (b, q) are updated together, so both
+                                                 * read the unmixed images; an odd batch's middle image
+                                                 * is paired with itself and stays as it is */
+        real *u = x + (size_t)b * img;
+        const real *v = partner + (size_t)q * img;
+        real *w = in_place ? x + (size_t)q * img : NULL;   /* the partner, mixed the other way */
+        for (int c = 0; c < C; c++)
+            for (int y = 0; y < H; y++)
+                for (int i = 0; i < W; i++) {
+                    size_t k = ((size_t)c * H + y) * W + i;
+                    double a = (double)u[k], bb = (double)v[k];
+                    if (p->cutmix) {
+                        if (y < p->y0 || y >= p->y1 || i < p->x0 || i >= p->x1) continue;
+                        u[k] = (real)bb;
+                        if (w) w[k] = (real)a;
+                    } else {
+                        u[k] = (real)(l * a + m * bb);
+                        if (w) w[k] = (real)(l * bb + m * a);
                     }
-        } else {
-            const double l = p->lam, m = 1.0 - p->lam;
-            for (size_t k = 0; k < img; k++) {
-                double a = (double)u[k], bb = (double)v[k];
-                u[k] = (real)(l * a + m * bb);
-                v[k] = (real)(l * bb + m * a);
-            }
+                }
+    }
+}
+
+void vg_mixup_apply(const vg_mixup_params *p, real *x, int B, int C, int H, int W) {
+    vg_mixup_apply_with(p, x, x, B, C, H, W);
+}
+
+void vg_mixup_targets_with(const int32_t *y, const int32_t *partner_y, int B, int classes, double lam,
+                           double smoothing, real *out) {
+    const double off = smoothing / classes, on = 1.0 - smoothing + off;
+    for (int b = 0; b < B; b++) {
+        real *t = out + (size_t)b * classes;
+        for (int k = 0; k < classes; k++) {
+            double q1 = k == y[b] ? on : off, q2 = k == partner_y[B - 1 - b] ? on : off;
+            t[k] = (real)(q1 * lam + q2 * (1.0 - lam));
         }
     }
 }
 
 void vg_mixup_targets(const int32_t *y, int B, int classes, double lam, double smoothing, real *out) {
-    const double off = smoothing / classes, on = 1.0 - smoothing + off;
-    for (int b = 0; b < B; b++) {
-        real *t = out + (size_t)b * classes;
-        for (int k = 0; k < classes; k++) {
-            double q1 = k == y[b] ? on : off, q2 = k == y[B - 1 - b] ? on : off;
-            t[k] = (real)(q1 * lam + q2 * (1.0 - lam));
-        }
-    }
+    vg_mixup_targets_with(y, y, B, classes, lam, smoothing, out);
 }

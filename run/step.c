@@ -3,6 +3,7 @@
  * the scheduled lr → the weight EMA → arena reset), and --bench: the same step timed on random
  * data. */
 #include "run/run.h"
+#include "dist/dist.h"
 #include "tensor/gemm.h"
 #include "nn/nn.h"
 #include <math.h>
@@ -33,9 +34,21 @@ static vg_tensor *micro_loss(trainer *t, const options *o, real *x, const int32_
     if (vg_mixup_enabled(&mc)) {            /* in place in the loader's buffer: it is ours until the next batch */
         vg_rng r = vg_mixup_rng(o->seed, t->step, micro);
         vg_mixup_params p = vg_mixup_draw(&mc, &r, b->h, b->w);
-        vg_mixup_apply(&p, x, B, b->c, b->h, b->w);
+        /* sample b of the global micro-batch pairs with sample G−1−b: with N processes the
+         * partners of this rank's slice are rank N−1−r's slice, reversed */
+        const real *partner = x; const int32_t *partner_y = y;
+        const int N = vg_dist_size(), peer = N - 1 - vg_dist_rank();
+        if (N > 1 && p.lam != 1.0) {
+            const size_t xbytes = sizeof(real) * (size_t)B * (size_t)b->c * (size_t)b->h * (size_t)b->w;
+            real *px = vg_arena_alloc(xbytes);
+            int32_t *py = vg_arena_alloc(sizeof(int32_t) * (size_t)B);
+            vg_dist_exchange(x, px, xbytes, peer);
+            vg_dist_exchange(y, py, sizeof(int32_t) * (size_t)B, peer);
+            partner = px; partner_y = py;
+        }
+        vg_mixup_apply_with(&p, x, partner, B, b->c, b->h, b->w);
         targets = vg_arena_alloc(sizeof(real) * (size_t)B * (size_t)K);
-        vg_mixup_targets(y, B, K, p.lam, o->label_smoothing, targets);
+        vg_mixup_targets_with(y, partner_y, B, K, p.lam, o->label_smoothing, targets);
     }
     vg_tensor *xt = vg_from_array(VG_DIMS(B, b->c, b->h, b->w), x);
     vg_profile_phase("batch to tensor, mixup");

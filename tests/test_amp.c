@@ -53,7 +53,7 @@ static double rel_err(const vg_tensor *got, const vg_st_file *f, const char *key
     return max_abs / fmax(ref_max, 1e-30);
 }
 
-typedef struct { double logits, loss, grad; char grad_name[64]; } amp_errs;
+typedef struct { double logits, loss, grad; char grad_name[160]; } amp_errs;
 
 /* errors of logits, loss and the worst parameter gradient against reference `ref` ("amp": PyTorch's
  * autocast, "rounded": the --amp semantics written in PyTorch) */

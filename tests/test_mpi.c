@@ -130,6 +130,26 @@ VG_TEST(mpi_two_ranks_match_one_process_on_the_same_global_batch) {
     CHECK_MSG(kb <= KEY_BIAS_RTOL, "qkv biases differ by %g (relative to each tensor's largest)", kb);
 }
 
+/* Mixup/CutMix pair sample b of the global batch with sample G−1−b, which the other rank holds:
+ * the ranks exchange their slices, so 2 ranks mix the same pairs as one process */
+VG_TEST(mpi_mixup_and_cutmix_pair_across_ranks_as_in_one_process) {
+    NEED_MPI();
+    char f[600];
+    const char *mix = "--mixup 0.8 --cutmix 1.0 --steps 12";
+    snprintf(f, sizeof f, "%s --out %s/mix-one", mix, root);
+    int rc1 = train(0, f, out1, sizeof out1);
+    snprintf(f, sizeof f, "%s --out %s/mix-two", mix, root);
+    int rc2 = train(2, f, out2, sizeof out2);
+    CHECK_MSG(rc1 == 0, "1 process: exit %d: %s", rc1, out1);
+    CHECK_MSG(rc2 == 0, "2 ranks: exit %d: %s", rc2, out2);
+    REQUIRE(rc1 == 0 && rc2 == 0);
+    double kb, dl = worst_loss_rel_diff("mix-two", "mix-one", 12), dw = worst_weight_rel_diff("mix-two", "mix-one", &kb);
+    printf("    mixup + cutmix, 2 ranks vs 1 process, 12 steps: loss %.2e, weights %.2e, qkv biases %.2e\n", dl, dw, kb);
+    CHECK_MSG(dl <= LOSS_RTOL, "loss differs by %g (relative)", dl);
+    CHECK_MSG(dw <= WEIGHT_RTOL, "weights differ by %g (relative to each tensor's largest)", dw);
+    CHECK_MSG(kb <= KEY_BIAS_RTOL, "qkv biases differ by %g (relative to each tensor's largest)", kb);
+}
+
 VG_TEST(mpi_two_ranks_are_deterministic) {
     NEED_MPI();
     char f[600];
