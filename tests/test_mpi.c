@@ -111,43 +111,37 @@ static double worst_weight_rel_diff(const char *a, const char *b, double *key_bi
 
 static char out1[65536], out2[65536];
 
-VG_TEST(mpi_two_ranks_match_one_process_on_the_same_global_batch) {
-    NEED_MPI();
+/* `flags` as one process (OUT dir `one`) and as 2 ranks (`two`): the loss of every logged step and the
+ * final weights agree within float32 summation order */
+static void two_ranks_vs_one(const char *label, const char *flags, int steps, const char *one, const char *two) {
     char f[600];
-    snprintf(f, sizeof f, "--steps 24 --out %s/one", root);
+    snprintf(f, sizeof f, "%s --steps %d --out %s/%s", flags, steps, root, one);
     int rc1 = train(0, f, out1, sizeof out1);           /* the MPI build without mpirun: 1 process */
-    snprintf(f, sizeof f, "--steps 24 --out %s/two", root);
+    snprintf(f, sizeof f, "%s --steps %d --out %s/%s", flags, steps, root, two);
     int rc2 = train(2, f, out2, sizeof out2);
     CHECK_MSG(rc1 == 0, "1 process: exit %d: %s", rc1, out1);
     CHECK_MSG(rc2 == 0, "2 ranks: exit %d: %s", rc2, out2);
     REQUIRE(rc1 == 0 && rc2 == 0);
-    CHECK_MSG(strstr(out1, "1 process x 1 threads; rank 0 on "), "%s", out1);
-    CHECK_MSG(strstr(out2, "2 processes x 1 threads; rank 0 on ") && strstr(out2, ", 1 on "), "%s", out2);
-    double kb, dl = worst_loss_rel_diff("two", "one", 24), dw = worst_weight_rel_diff("two", "one", &kb);
-    printf("    2 ranks vs 1 process, 24 steps: worst relative difference: loss %.2e, weights %.2e, qkv biases %.2e\n", dl, dw, kb);
+    double kb, dl = worst_loss_rel_diff(two, one, steps), dw = worst_weight_rel_diff(two, one, &kb);
+    printf("    %s2 ranks vs 1 process, %d steps: worst relative difference: loss %.2e, weights %.2e, qkv biases %.2e\n",
+           label, steps, dl, dw, kb);
     CHECK_MSG(dl <= LOSS_RTOL, "loss differs by %g (relative)", dl);
     CHECK_MSG(dw <= WEIGHT_RTOL, "weights differ by %g (relative to each tensor's largest)", dw);
     CHECK_MSG(kb <= KEY_BIAS_RTOL, "qkv biases differ by %g (relative to each tensor's largest)", kb);
+}
+
+VG_TEST(mpi_two_ranks_match_one_process_on_the_same_global_batch) {
+    NEED_MPI();
+    two_ranks_vs_one("", "", 24, "one", "two");
+    CHECK_MSG(strstr(out1, "1 process x 1 threads; rank 0 on "), "%s", out1);
+    CHECK_MSG(strstr(out2, "2 processes x 1 threads; rank 0 on ") && strstr(out2, ", 1 on "), "%s", out2);
 }
 
 /* Mixup/CutMix pair sample b of the global batch with sample G−1−b, which the other rank holds:
  * the ranks exchange their slices, so 2 ranks mix the same pairs as one process */
 VG_TEST(mpi_mixup_and_cutmix_pair_across_ranks_as_in_one_process) {
     NEED_MPI();
-    char f[600];
-    const char *mix = "--mixup 0.8 --cutmix 1.0 --steps 12";
-    snprintf(f, sizeof f, "%s --out %s/mix-one", mix, root);
-    int rc1 = train(0, f, out1, sizeof out1);
-    snprintf(f, sizeof f, "%s --out %s/mix-two", mix, root);
-    int rc2 = train(2, f, out2, sizeof out2);
-    CHECK_MSG(rc1 == 0, "1 process: exit %d: %s", rc1, out1);
-    CHECK_MSG(rc2 == 0, "2 ranks: exit %d: %s", rc2, out2);
-    REQUIRE(rc1 == 0 && rc2 == 0);
-    double kb, dl = worst_loss_rel_diff("mix-two", "mix-one", 12), dw = worst_weight_rel_diff("mix-two", "mix-one", &kb);
-    printf("    mixup + cutmix, 2 ranks vs 1 process, 12 steps: loss %.2e, weights %.2e, qkv biases %.2e\n", dl, dw, kb);
-    CHECK_MSG(dl <= LOSS_RTOL, "loss differs by %g (relative)", dl);
-    CHECK_MSG(dw <= WEIGHT_RTOL, "weights differ by %g (relative to each tensor's largest)", dw);
-    CHECK_MSG(kb <= KEY_BIAS_RTOL, "qkv biases differ by %g (relative to each tensor's largest)", kb);
+    two_ranks_vs_one("mixup + cutmix, ", "--mixup 0.8 --cutmix 1.0", 12, "mix-one", "mix-two");
 }
 
 VG_TEST(mpi_two_ranks_are_deterministic) {
