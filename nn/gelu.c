@@ -66,8 +66,9 @@ static inline float phi_cdf(float u, float *e_half_u2) {
     float pos = (float)(1 - (int32_t)((uint32_t)ub.i >> 31)); /* 1 for u ≥ 0, 0 for u < 0 */
     return pos + (1.0f - 2.0f * pos) * h.f;
 }
-static inline real gelu(real u) { float e; return u * phi_cdf(u, &e); }
-static inline real gelu_grad(real u) {                       /* Φ(u) + u·φ(u), φ(u) = e^(−u²/2)/√(2π) */
+/* the scalar forms: used without AVX2 (VG_HAVE_EXP8), where the spans below take over */
+__attribute__((unused)) static inline real gelu(real u) { float e; return u * phi_cdf(u, &e); }
+__attribute__((unused)) static inline real gelu_grad(real u) {                       /* Φ(u) + u·φ(u), φ(u) = e^(−u²/2)/√(2π) */
     float e, c = phi_cdf(u, &e);
     return c + u * (float)INV_SQRT_2PI * e;
 }
