@@ -49,7 +49,7 @@ HDRS  := $(wildcard */*.h) $(wildcard *.h)
 
 PROGRAMS := $(BIN)/gradcheck train-binary $(if $(INSPECT_SRC),$(BIN)/inspect)
 
-.PHONY: all test asan fuzz fuzz-binaries fuzz-seeds train-binary train-fashion reference bench bench-mpi data clean plot check-pytorch
+.PHONY: all test asan fuzz fuzz-binaries fuzz-seeds train-binary train-fashion train-imagenet reference bench bench-mpi data clean plot check-pytorch
 all: $(PROGRAMS)
 
 # Objects depend on the compile command too: a changed flag (or CC) rebuilds everything.
@@ -143,7 +143,7 @@ asan:
 
 # ---- the main job: train the default model on CIFAR-10 (finds or downloads the data first)
 CIFAR_DIR = $(firstword $(foreach d,$(CIFAR10_DIR) data/cifar-10-batches-bin ../shared/data/cifar-10-batches-bin,$(if $(wildcard $(d)/test_batch.bin),$(d))))
-TRAIN_FLAGS ?= --model vit-micro-cifar --epochs 24 --batch 128 --lr 2e-3 --wd 0.05 --warmup 1e --min-lr 1e-5 --label-smoothing 0.1 --clip 1.0 --seed 0 --out runs/cifar10
+TRAIN_FLAGS ?= --model vit-micro-cifar --pool mean --epochs 29 --batch 128 --lr 2e-3 --wd 0.05 --warmup 1e --min-lr 1e-5 --label-smoothing 0.1 --clip 1.0 --seed 0 --out runs/cifar10
 .PHONY: train
 train: train-binary
 	@dir="$(CIFAR_DIR)"; if [ -z "$$dir" ]; then \
@@ -158,6 +158,8 @@ $(B)/dist_check: $(B)/f32/tests/tools/dist_check.o $(B)/mpi/dist/mpi.o $(B)/libv
 	$(MPICC) $^ -o $@ $(LDLIBS)
 train-fashion: train-binary
 	$(BIN)/train --dataset fashion-mnist --model vit-mnist --epochs 10 --lr 2e-3 --warmup 1e --aug none --out runs/fashion-mnist --continue
+train-imagenet: train-binary
+	$(BIN)/train --dataset imagefolder --model vit-tiny-in64 --pool mean --epochs 15 --batch 128 --lr 1e-3 --wd 0.05 --warmup 1e --min-lr 1e-5 --label-smoothing 0.1 --clip 1.0 --seed 0 --out runs/in64 --continue
 data:
 	sh data/download_cifar10.sh
 
