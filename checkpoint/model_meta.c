@@ -18,6 +18,7 @@ int vg_vit_config_to_meta(const vg_vit_config *c, vg_st_writer *w, char *err, si
     META_I("num_heads", c->num_heads); META_D("mlp_ratio", c->mlp_ratio); META_I("qkv_bias", c->qkv_bias);
     META_D("drop_rate", c->drop_rate); META_D("attn_drop_rate", c->attn_drop_rate);
     META_D("drop_path_rate", c->drop_path_rate);
+    if (c->patch_drop_rate > 0) META_D("patch_drop_rate", c->patch_drop_rate);
     rc |= vg_st_writer_meta(w, "model.pool", c->pool == VG_VIT_POOL_MEAN ? "mean" : "cls", err, errlen);
     rc |= vg_st_writer_meta(w, "model.pos_embed", c->pos_embed == VG_VIT_POS_SINCOS2D ? "sincos2d" : "learned", err, errlen);
     META_D("norm_eps", c->norm_eps);
@@ -86,6 +87,7 @@ int vg_vit_config_from_meta(const vg_st_file *f, vg_vit_config *c, const char *p
         meta_double(f, "model.attn_drop_rate", &c->attn_drop_rate, path, err, errlen) ||
         meta_double(f, "model.norm_eps", &c->norm_eps, path, err, errlen) ||
         meta_double(f, "model.drop_path_rate", &c->drop_path_rate, path, err, errlen) ||
+        meta_double(f, "model.patch_drop_rate", &c->patch_drop_rate, path, err, errlen) ||
         meta_choice(f, "model.pool", "cls", "mean", &pool, path, err, errlen) ||
         meta_choice(f, "model.pos_embed", "learned", "sincos2d", &pos, path, err, errlen))
         return -1;

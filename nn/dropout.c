@@ -12,12 +12,16 @@
 static int64_t first_sample;
 void vg_dropout_first_sample(int64_t index) { first_sample = index; }
 
+vg_rng vg_dropout_sample_rng(uint64_t key, int64_t r) {
+    return vg_rng_seed(key + 0x9e3779b97f4a7c15ULL * (uint64_t)(first_sample + r + 1));
+}
+
 void vg_dropout_mask(real *mask, int64_t rows, int64_t row_len, double p, vg_rng *rng) {
     const real scale = p < 1 ? (real)(1.0 / (1.0 - p)) : 0;
     const uint64_t key = vg_rng_next(rng);
     #pragma omp parallel for schedule(static) if (rows > 1 && rows * row_len > 65536)
     for (int64_t r = 0; r < rows; r++) {
-        vg_rng g = vg_rng_seed(key + 0x9e3779b97f4a7c15ULL * (uint64_t)(first_sample + r + 1));
+        vg_rng g = vg_dropout_sample_rng(key, r);
         real *m = mask + r * row_len;
         for (int64_t i = 0; i < row_len; i++) m[i] = vg_rng_uniform(&g) >= p ? scale : 0;
     }

@@ -71,6 +71,17 @@ vg_tensor *vg_soft_cross_entropy_fn(vg_tensor *logits, const real *targets);
 vg_tensor *vg_drop_path_fn(vg_tensor *x, double p, bool train, vg_rng *rng);
 /* the same with a given per-sample mask (B,) of multipliers (0 or 1/keep): y[b] = x[b]·mask[b] */
 vg_tensor *vg_drop_path_masked_fn(vg_tensor *x, vg_tensor *mask);
+/* Patch dropout (timm's PatchDropout, ordered): in training each sample b of x (B, T, D) keeps its
+ * `prefix` leading tokens and K = vg_patch_dropout_keep(T − prefix, p) of its patch tokens, chosen
+ * uniformly and kept in order → (B, prefix + K, D); identity if !train or p == 0. */
+vg_tensor *vg_patch_dropout_fn(vg_tensor *x, double p, int prefix, bool train, vg_rng *rng);
+/* K = max(1, ⌊patches·(1 − p)⌋), timm's num_keep */
+int64_t    vg_patch_dropout_keep(int64_t patches, double p);
+/* the rows patch dropout keeps, as reals: idx (B, prefix + K), row b from vg_dropout_sample_rng */
+void       vg_patch_dropout_indices(real *idx, int64_t B, int64_t T, int prefix, double p, vg_rng *rng);
+/* y[b, r, :] = x[b, idx[b, r], :]: x (B, T, D), idx (B, R) of whole numbers in [0, T) → (B, R, D);
+ * backward scatters dy back to the rows it came from (repeated rows add up) */
+vg_tensor *vg_token_gather_fn(vg_tensor *x, vg_tensor *idx);
 /* number of rows whose argmax equals the label */
 int64_t    vg_top1_correct(const vg_tensor *logits, const int32_t *labels);
 
@@ -104,6 +115,9 @@ void vg_dropout_mask(real *mask, int64_t rows, int64_t row_len, double p, vg_rng
 /* The index, within the global batch, of row 0 of the batches that follow (default 0): a
  * data-parallel rank that holds samples [lo, hi) of the global batch sets lo. */
 void vg_dropout_first_sample(int64_t index);
+/* the generator of row r of the current batch for a per-call key: seeded by (key,
+ * vg_dropout_first_sample + r) alone (dropout, drop-path and patch dropout draw from it) */
+vg_rng vg_dropout_sample_rng(uint64_t key, int64_t r);
 
 /* ------------------------------------------------------------------ modules */
 typedef struct { vg_tensor *weight, *bias; int in, out; } vg_linear;

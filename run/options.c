@@ -77,6 +77,10 @@ static const flag_def flags[] = {
     {NULL, "--drop-path", "P", F_STR, OPT(ov.drop_path), 0, 0, NULL,
      "stochastic depth: block i drops each residual branch per sample\n"
      "with rate P*i/(depth-1) (timm's linspace) (default 0)"},
+    {NULL, "--patch-drop", "P", F_STR, OPT(ov.patch_drop), 0, 0, NULL,
+     "patch dropout (timm's patch_drop_rate): in training each image\n"
+     "keeps a random max(1, floor(N*(1-P))) of its N patch tokens, so\n"
+     "every block costs less; evaluation sees them all (default 0)"},
     {NULL, "--full-last-block", NULL, F_SWITCH, OPT(full_last_block), 0, 0, NULL,
      "compute every token in the last block, as timm does (with CLS\n"
      "pooling only the class token's output is read, so by default the\n"
@@ -273,6 +277,7 @@ static void resolve_model(options *o) {
     if (o->ov.drop) c->drop_rate = parse_real("--drop", o->ov.drop, 0, 0.99);
     if (o->ov.attn_drop) c->attn_drop_rate = parse_real("--attn-drop", o->ov.attn_drop, 0, 0.99);
     if (o->ov.drop_path) c->drop_path_rate = parse_real("--drop-path", o->ov.drop_path, 0, 0.99);
+    if (o->ov.patch_drop) c->patch_drop_rate = parse_real("--patch-drop", o->ov.patch_drop, 0, 0.99);
     if (o->ov.pool) {
         if (!strcmp(o->ov.pool, "cls")) c->pool = VG_VIT_POOL_CLS;
         else if (!strcmp(o->ov.pool, "mean")) c->pool = VG_VIT_POOL_MEAN;

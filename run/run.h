@@ -50,7 +50,7 @@ typedef struct {
     bool model_ema; double model_ema_decay;
     int grad_accum_steps;        /* micro-batches of --batch per optimizer step */
     /* model overrides as given (applied to the preset after parsing) */
-    struct { const char *img, *patch, *dim, *depth, *heads, *mlp, *pool, *pos, *drop, *attn_drop, *drop_path; } ov;
+    struct { const char *img, *patch, *dim, *depth, *heads, *mlp, *pool, *pos, *drop, *attn_drop, *drop_path, *patch_drop; } ov;
     const char *interp_name;
 } options;
 

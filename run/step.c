@@ -107,7 +107,7 @@ double trainer_step(trainer *t, const options *o, const vg_batch *b, double lr, 
     return lv;
 }
 
-double trainer_gflop_per_image(const trainer *t) { return 3 * vg_vit_forward_flops_done(&t->model) / 1e9; }
+double trainer_gflop_per_image(const trainer *t) { return vg_vit_train_flops_done(&t->model) / 1e9; }
 
 int trainer_ema_init(trainer *t, char *err) {
     vg_rng unused = vg_rng_seed(0);

@@ -144,6 +144,14 @@ VG_TEST(mpi_mixup_and_cutmix_pair_across_ranks_as_in_one_process) {
     two_ranks_vs_one("mixup + cutmix, ", "--mixup 0.8 --cutmix 1.0", 12, "mix-one", "mix-two");
 }
 
+/* drop-path, patch dropout and random erasing draw per sample from its index in the global batch:
+ * 2 ranks drop and erase what one process does */
+VG_TEST(mpi_per_sample_regularisers_follow_the_sample_across_ranks) {
+    NEED_MPI();
+    two_ranks_vs_one("drop-path + patch dropout + erasing, ", "--drop-path 0.2 --patch-drop 0.25 --reprob 0.3", 12,
+                     "reg-one", "reg-two");
+}
+
 VG_TEST(mpi_two_ranks_are_deterministic) {
     NEED_MPI();
     char f[600];

@@ -200,6 +200,79 @@ VG_TEST(nn_parity_drop_path_given_mask) {
     ref_path = REF_PATH;
 }
 
+/* timm's PatchDropout with its kept patches given: the gather and its backward */
+VG_TEST(nn_parity_patch_dropout_given_indices) {
+    vg_st_file *f = ref_open_file(REG_REF_PATH);
+    REQUIRE(f);
+    vg_tensor *x = ref_tensor(f, "patch_drop", "x", true), *dy = ref_tensor(f, "patch_drop", "dy", false);
+    int64_t keep[3 * 4];
+    char err[256];
+    REQUIRE(x && dy && vg_st_read_i64(f, "patch_drop.keep", keep, 12, err, sizeof err) == 0);
+    vg_tensor *idx = vg_empty(VG_DIMS(3, 5));      /* the class token, then patch k is row 1 + k */
+    for (int b = 0; b < 3; b++) {
+        vg_data(idx)[b * 5] = 0;
+        for (int k = 0; k < 4; k++) vg_data(idx)[b * 5 + 1 + k] = (real)(1 + keep[b * 4 + k]);
+    }
+    vg_tensor *y = vg_token_gather_fn(x, idx);
+    ref_check(f, "patch_drop", "y", y);
+    REQUIRE(y && vg_backward(y, dy));
+    ref_check(f, "patch_drop", "dx", x->grad);
+    vg_tensor_free(x); vg_tensor_free(dy);
+    vg_st_close(f);
+    vg_arena_reset();
+    ref_path = REF_PATH;
+}
+
+/* kept rows: the prefix, then K distinct patches in increasing order, each patch kept with
+ * probability K/N; a sample's rows depend on its index in the global batch, not on the batch split */
+VG_TEST(nn_patch_dropout_rows_and_modes) {
+    enum { B = 3000, T = 17, N = 16 };
+    CHECK(vg_patch_dropout_keep(16, 0.25) == 12 && vg_patch_dropout_keep(16, 0.5) == 8 &&
+          vg_patch_dropout_keep(64, 0.25) == 48 && vg_patch_dropout_keep(3, 0.9) == 1);
+    const int64_t K = 12, R = 1 + K;
+    real *idx = malloc(sizeof *idx * B * R);
+    REQUIRE(idx);
+    vg_rng rng = vg_rng_seed(3);
+    vg_dropout_first_sample(0);
+    vg_patch_dropout_indices(idx, B, T, 1, 0.25, &rng);
+    int count[N] = {0}, bad = 0;
+    for (int b = 0; b < B; b++) {
+        bad += idx[b * R] != 0;
+        for (int k = 1; k < R; k++) {
+            const int r = (int)idx[b * R + k];
+            bad += r < 1 || r >= T || (k > 1 && r <= (int)idx[b * R + k - 1]);
+            if (r >= 1 && r < T) count[r - 1]++;
+        }
+    }
+    CHECK(bad == 0);
+    for (int i = 0; i < N; i++) CHECK_CLOSE(count[i] / (double)B, 0.75, 0.03);
+    /* samples 1000.. drawn as a batch of their own (a second rank's slice) get the same rows */
+    real *part = malloc(sizeof *part * 500 * R);
+    REQUIRE(part);
+    vg_rng again = vg_rng_seed(3);
+    vg_dropout_first_sample(1000);
+    vg_patch_dropout_indices(part, 500, T, 1, 0.25, &again);
+    vg_dropout_first_sample(0);
+    CHECK(!memcmp(part, idx + 1000 * R, sizeof *part * 500 * R));
+    free(part); free(idx);
+    /* the op: (B, 1 + K, D) rows of x; eval and p = 0 are the identity (no node, no draw) */
+    vg_tensor *x = vg_persist(vg_randn(&rng, VG_DIMS(2, T, 3), 0, 1));
+    vg_tensor *y = vg_patch_dropout_fn(x, 0.5, 1, true, &rng);
+    REQUIRE(y);
+    CHECK(y->ndim == 3 && y->shape[0] == 2 && y->shape[1] == 9 && y->shape[2] == 3);
+    CHECK(!memcmp(vg_data(y), vg_data(x), sizeof(real) * 3));          /* sample 0's class token */
+    vg_rng before = rng;
+    CHECK(vg_patch_dropout_fn(x, 0.5, 1, false, &rng) == x && vg_patch_dropout_fn(x, 0.0, 1, true, &rng) == x);
+    CHECK(!memcmp(&before, &rng, sizeof rng));
+    CHECK(vg_patch_dropout_fn(x, 1.0, 1, true, &rng) == NULL && strstr(vg_error(), "probability"));
+    CHECK(vg_patch_dropout_fn(x, 0.2, 1, true, NULL) == NULL && strstr(vg_error(), "rng"));
+    CHECK(vg_patch_dropout_fn(x, 0.2, T, true, &rng) == NULL && strstr(vg_error(), "prefix"));
+    vg_tensor *bad_idx = vg_full(VG_DIMS(2, 2), (real)T);
+    CHECK(vg_token_gather_fn(x, bad_idx) == NULL && strstr(vg_error(), "not a row"));
+    vg_tensor_free(x);
+    vg_arena_reset();
+}
+
 VG_TEST(nn_drop_path_per_sample_and_modes) {
     vg_rng rng = vg_rng_seed(21);
     vg_tensor *x = vg_persist(vg_randn(&rng, VG_DIMS(4000, 3, 2), 0, 1));

@@ -314,6 +314,7 @@ VG_TEST(train_flag_errors_exit_2_naming_the_flag) {
         {"--reprob 1.5", "--reprob: 1.5 is out of range"},
         {"--grad-accum-steps 0", "--grad-accum-steps: 0 is out of range"},
         {"--drop-path 1", "--drop-path: 1 is out of range"},
+        {"--patch-drop 1", "--patch-drop: 1 is out of range"},
     };
     char out[16384], cmd[512];                          /* --help is over 4 KiB */
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -436,10 +437,11 @@ VG_TEST(train_grad_accum_equals_the_larger_batch) {
     CHECK(max_rel_diff(a, b) > 1e-3);
 }
 
-/* Every regulariser on (RandAugment, erasing, Mixup/CutMix, drop-path, EMA, accumulation): the
+/* Every regulariser on (RandAugment, erasing, Mixup/CutMix, drop-path, patch dropout, EMA,
+ * accumulation): the
  * run is the same for any loader-thread count, and a resumed run is bit-exact, EMA included;
  * the EMA file loads with --init; the compute count continues across the resume. */
-#define ALL_REG " --depth 2 --drop-path 0.2 --aa rand-m9-mstd0.5-inc1 --reprob 0.3 --mixup 0.8 --cutmix 1.0" \
+#define ALL_REG " --depth 2 --drop-path 0.2 --patch-drop 0.25 --aa rand-m9-mstd0.5-inc1 --reprob 0.3 --mixup 0.8 --cutmix 1.0" \
                 " --model-ema --model-ema-decay 0.9 --batch 8 --grad-accum-steps 2 --smoothing 0.1"
 VG_TEST(train_resume_is_bit_exact_with_every_regulariser) {
     const char *root = tmp_dir();

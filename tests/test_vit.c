@@ -622,6 +622,40 @@ VG_TEST(vit_cls_only_last_block_same_logits_and_gradients) {
     }
 }
 
+/* Patch dropout in the ViT: in training the blocks see the class token and the kept patches (the
+ * forward equals patch dropout applied by hand after the embedding, drawn from the same rng); the
+ * eval forward is untouched; both poolings. */
+VG_TEST(vit_patch_dropout_in_forward) {
+    vg_vit_config cfg = vg_vit_config_default();
+    cfg.img_size = 16; cfg.embed_dim = 32; cfg.num_heads = 2; cfg.depth = 2;
+    for (int pool = 0; pool < 2; pool++) {
+        cfg.pool = pool ? VG_VIT_POOL_MEAN : VG_VIT_POOL_CLS;
+        cfg.patch_drop_rate = 0;
+        vg_vit m;
+        vg_tensor *x = small_vit_and_input(&m, &cfg, 17, 3);
+        REQUIRE(x);
+        vg_tensor *eval0 = vg_persist(vg_vit_forward(&m, x, false, NULL));
+        m.cfg.patch_drop_rate = 0.5;                             /* 8 of 16 patches */
+        vg_tensor *eval1 = vg_vit_forward(&m, x, false, NULL);
+        REQUIRE(eval0 && eval1);
+        CHECK(max_abs_diff(eval0, eval1) == 0);
+        vg_rng ra = vg_rng_seed(9), rb = vg_rng_seed(9);
+        vg_tensor *logits = vg_vit_forward(&m, x, true, &ra);
+        vg_tensor *h = vg_vit_embed_tokens(vg_vit_patch_embed(&m, x), m.cls_token, m.pos_embed);
+        h = vg_patch_dropout_fn(h, 0.5, 1, true, &rb);
+        REQUIRE(h && h->shape[1] == 9);
+        for (int i = 0; i < cfg.depth; i++) h = vg_vit_block_forward(&m, i, h, true, &rb, NULL);
+        h = vg_layernorm_fn(h, m.norm.weight, m.norm.bias, cfg.norm_eps);
+        vg_tensor *by_hand = vg_linear_fn(vg_vit_pool_tokens(&m, h), m.head.weight, m.head.bias);
+        REQUIRE(logits && by_hand);
+        CHECK_MSG(max_abs_diff(logits, by_hand) < 1e-6, "pool %d: patch-dropout forward differs from by hand", pool);
+        CHECK(max_abs_diff(logits, eval0) > 1e-4);
+        vg_tensor_free(eval0); vg_tensor_free(x);
+        vg_vit_free(&m);
+        vg_arena_reset();
+    }
+}
+
 /* Without a graph (vg_no_grad_begin), the forward keeps one block's intermediates at a time: the
  * logits are the same bytes as with a graph, and the arena holds as much after a 6-block forward as
  * after a 1-block one (with a graph, every block's activations stay for backward). */
@@ -679,6 +713,13 @@ VG_TEST(vit_trace_shapes_and_flops) {
     CHECK(vg_vit_forward_flops_done(&m0) == 315318528.0);
     m0.full_last_block = true;
     CHECK(vg_vit_forward_flops_done(&m0) == 365699328.0);
+    /* patch dropout 0.25: training runs the blocks on 1 + 48 tokens, evaluation on all 65 */
+    m0.cfg.patch_drop_rate = 0.25;
+    CHECK(vg_vit_train_flops_done(&m0) == 817079040.0);
+    CHECK(vg_vit_forward_flops_done(&m0) == 365699328.0);
+    m0.full_last_block = false;
+    CHECK(vg_vit_train_flops_done(&m0) == 705491712.0);
+    CHECK(vg_vit_train_flops(&m0.cfg) == 817079040.0);
     vg_vit_free(&m0);
     vg_rng rng = vg_rng_seed(0);
     vg_vit m;

@@ -116,3 +116,20 @@ static vg_tensor *f_drop_path(vg_tensor *const *in, void *ctx) {
     return vg_drop_path_fn(in[0], 0.5, true, &rng);
 }
 GC_REGISTER(dp_a, {"drop_path", "p 0.5, (6, 3, 4), fixed mask", f_drop_path, NULL, 1, {GC_IN(6, 3, 4)}})
+
+/* ---- patch dropout: reseeded rng = the same kept rows every call; 3 of 6 patches + the prefix */
+static vg_tensor *f_patch_dropout(vg_tensor *const *in, void *ctx) {
+    vg_rng rng = vg_rng_seed(5);
+    (void)ctx;
+    return vg_patch_dropout_fn(in[0], 0.5, 1, true, &rng);
+}
+GC_REGISTER(pd_a, {"patch_dropout", "p 0.5, prefix 1, (3, 7, 4), fixed rows", f_patch_dropout, NULL, 1, {GC_IN(3, 7, 4)}})
+
+/* ---- token gather with a repeated row (its gradient is the sum of both) and a skipped one */
+static vg_tensor *f_token_gather(vg_tensor *const *in, void *ctx) {
+    static const real rows[2 * 4] = {0, 3, 3, 1, 2, 0, 4, 4};
+    (void)ctx;
+    vg_tensor *idx = vg_from_array(VG_DIMS(2, 4), rows);
+    return vg_token_gather_fn(in[0], idx);
+}
+GC_REGISTER(tg_a, {"token_gather", "(2, 5, 3) rows repeated and skipped", f_token_gather, NULL, 1, {GC_IN(2, 5, 3)}})

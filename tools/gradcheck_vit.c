@@ -24,6 +24,7 @@ enum { GC_D = 8, GC_C = 3, GC_P = 4, GC_IMG = 8, GC_N = (GC_IMG / GC_P) * (GC_IM
 typedef struct {
     vg_vit_pool pool; vg_vit_posembed pos;
     double drop_path;                       /* > 0: train mode, a fixed per-sample mask */
+    double patch_drop;                      /* > 0: train mode, fixed kept patches */
     vg_vit model;
     bool ready;
     int n;                                  /* trainable slots */
@@ -39,6 +40,7 @@ static void vit_prepare(vg_tensor **inputs, void *vctx) {
     cfg.img_size = GC_IMG; cfg.patch_size = GC_P; cfg.in_chans = GC_C; cfg.num_classes = GC_K;
     cfg.embed_dim = GC_D; cfg.depth = GC_DEPTH; cfg.num_heads = 2;
     cfg.pool = c->pool; cfg.pos_embed = c->pos; cfg.drop_path_rate = c->drop_path;
+    cfg.patch_drop_rate = c->patch_drop;
     vg_rng rng = vg_rng_seed(7);
     if (!vg_vit_init(&c->model, &cfg, &rng)) return;
     c->n = vg_vit_slots(&c->model, true, c->slot, c->names, NULL, MAX_SLOTS);
@@ -65,7 +67,7 @@ static vg_tensor *f_vit(vg_tensor *const *in, void *vctx) {
     /* reseeded: the same masks every evaluation; seed 13 drops sample 0 in block 1's attention
      * branch and sample 1 in its MLP branch, keeping the others (scaled by 2.5) */
     vg_rng rng = vg_rng_seed(13);
-    return vg_vit_forward(&c->model, in[0], c->drop_path > 0, &rng);
+    return vg_vit_forward(&c->model, in[0], c->drop_path > 0 || c->patch_drop > 0, &rng);
 }
 
 static vit_gc ctx_cls_learned = {VG_VIT_POOL_CLS, VG_VIT_POS_LEARNED};
@@ -73,6 +75,8 @@ static vit_gc ctx_mean_learned = {VG_VIT_POOL_MEAN, VG_VIT_POS_LEARNED};
 static vit_gc ctx_cls_sincos = {VG_VIT_POOL_CLS, VG_VIT_POS_SINCOS2D};
 static vit_gc ctx_mean_sincos = {VG_VIT_POOL_MEAN, VG_VIT_POS_SINCOS2D};
 static vit_gc ctx_cls_drop_path = {VG_VIT_POOL_CLS, VG_VIT_POS_LEARNED, 0.6};
+static vit_gc ctx_mean_patch_drop = {VG_VIT_POOL_MEAN, VG_VIT_POS_LEARNED, 0, 0.5};
+static vit_gc ctx_cls_patch_drop = {VG_VIT_POOL_CLS, VG_VIT_POS_LEARNED, 0, 0.25};
 
 #define VIT_CASE(ID, VARIANT, CTX, LEARNED)                                                              \
     GC_REGISTER(ID, {"vit", VARIANT, f_vit, &CTX, 2,                                                     \
@@ -83,6 +87,8 @@ VIT_CASE(vit_mean_learned, "mean, learned pos", ctx_mean_learned, 1)
 VIT_CASE(vit_cls_sincos, "cls, sincos2d pos", ctx_cls_sincos, 0)
 VIT_CASE(vit_mean_sincos, "mean, sincos2d pos", ctx_mean_sincos, 0)
 VIT_CASE(vit_cls_drop_path, "cls, drop_path 0.6", ctx_cls_drop_path, 1)
+VIT_CASE(vit_mean_patch_drop, "mean, patch_drop 0.5", ctx_mean_patch_drop, 1)
+VIT_CASE(vit_cls_patch_drop, "cls, patch_drop 0.25", ctx_cls_patch_drop, 1)
 
 /* vg_patchify: a pure view chain (reshape → permute → reshape), checked on its own */
 static vg_tensor *f_patchify(vg_tensor *const *in, void *ctx) { (void)ctx; return vg_patchify(in[0], 2); }

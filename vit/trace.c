@@ -3,13 +3,13 @@
  * a ViT); LayerNorm, softmax, GELU and the adds are not counted. */
 #include "vit.h"
 
-/* per image, T = N + 1 tokens */
+/* per image; T tokens enter the blocks: N + 1, or 1 + K in training with patch dropout */
 static double patch_flops(const vg_vit_config *c) {
     double P = c->patch_size;
     return 2.0 * vg_vit_num_patches(c) * c->embed_dim * c->in_chans * P * P;
 }
-static double block_flops(const vg_vit_config *c) {
-    double T = vg_vit_num_patches(c) + 1, D = c->embed_dim, H = vg_vit_hidden_dim(c);
+static double block_flops(const vg_vit_config *c, double T) {
+    double D = c->embed_dim, H = vg_vit_hidden_dim(c);
     return 2.0 * (T * D * 3 * D      /* qkv */
                 + 2 * T * T * D      /* QKᵀ and AV over all heads */
                 + T * D * D          /* proj */
@@ -17,22 +17,30 @@ static double block_flops(const vg_vit_config *c) {
 }
 /* the last block for the class token alone: keys and values for every token, the query, one row
  * against T keys (QKᵀ and AV), proj and MLP for one token */
-static double cls_block_flops(const vg_vit_config *c) {
-    double T = vg_vit_num_patches(c) + 1, D = c->embed_dim, H = vg_vit_hidden_dim(c);
+static double cls_block_flops(const vg_vit_config *c, double T) {
+    double D = c->embed_dim, H = vg_vit_hidden_dim(c);
     return 2.0 * (T * D * 2 * D + D * D + 2 * T * D + D * D + 2 * D * H);
 }
 static double head_flops(const vg_vit_config *c) { return 2.0 * c->embed_dim * c->num_classes; }
-
-double vg_vit_forward_flops(const vg_vit_config *c) {
-    return patch_flops(c) + c->depth * block_flops(c) + head_flops(c);
+static double eval_tokens(const vg_vit_config *c) { return vg_vit_num_patches(c) + 1.0; }
+static double train_tokens(const vg_vit_config *c) {
+    if (!(c->patch_drop_rate > 0)) return eval_tokens(c);
+    return 1.0 + (double)vg_patch_dropout_keep(vg_vit_num_patches(c), c->patch_drop_rate);
 }
+static double flops(const vg_vit_config *c, double T, bool cls_only) {
+    return patch_flops(c) + (c->depth - cls_only) * block_flops(c, T) + (cls_only ? cls_block_flops(c, T) : 0)
+         + head_flops(c);
+}
+
+double vg_vit_forward_flops(const vg_vit_config *c) { return flops(c, eval_tokens(c), false); }
 /* backward of a matmul is two matmuls of the same size (dX and dW): 2× forward */
-double vg_vit_train_flops(const vg_vit_config *c) { return 3.0 * vg_vit_forward_flops(c); }
+double vg_vit_train_flops(const vg_vit_config *c) { return 3.0 * flops(c, train_tokens(c), false); }
 
 double vg_vit_forward_flops_done(const vg_vit *m) {
-    const vg_vit_config *c = &m->cfg;
-    if (!vg_vit_last_block_cls_only(m)) return vg_vit_forward_flops(c);
-    return vg_vit_forward_flops(c) - block_flops(c) + cls_block_flops(c);
+    return flops(&m->cfg, eval_tokens(&m->cfg), vg_vit_last_block_cls_only(m));
+}
+double vg_vit_train_flops_done(const vg_vit *m) {
+    return 3.0 * flops(&m->cfg, train_tokens(&m->cfg), vg_vit_last_block_cls_only(m));
 }
 
 static int64_t numel_or0(const vg_tensor *t) { return t ? vg_numel(t) : 0; }
@@ -84,7 +92,7 @@ bool vg_vit_trace(vg_vit *m, int batch, FILE *f) {
                                  b->fc1.weight, b->fc1.bias, b->fc2.weight, b->fc2.bias};
         for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++) bp += numel_or0(ts[k]);
         snprintf(label, sizeof label, "blocks.%d", i);
-        row(f, label, x, bp, B * block_flops(c)); total += bp; total_flops += B * block_flops(c);
+        row(f, label, x, bp, B * block_flops(c, eval_tokens(c))); total += bp; total_flops += B * block_flops(c, eval_tokens(c));
     }
     x = vg_layernorm_fn(x, m->norm.weight, m->norm.bias, c->norm_eps);
     int64_t nn_ = numel_or0(m->norm.weight) + numel_or0(m->norm.bias);

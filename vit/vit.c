@@ -63,9 +63,9 @@ bool vg_vit_config_check(const vg_vit_config *c) {
     if (vg_vit_hidden_dim(c) <= 0) { vg_set_error("vit: MLP hidden size is 0"); return false; }
     if (!(c->norm_eps >= 0 && isfinite(c->norm_eps))) { vg_set_error("vit: norm_eps %g must be finite and >= 0", c->norm_eps); return false; }
     if (!(c->drop_rate >= 0 && c->drop_rate < 1 && c->attn_drop_rate >= 0 && c->attn_drop_rate < 1 &&
-          c->drop_path_rate >= 0 && c->drop_path_rate < 1)) {
-        vg_set_error("vit: dropout rates must be in [0, 1) (drop %g, attn_drop %g, drop_path %g)", c->drop_rate,
-                     c->attn_drop_rate, c->drop_path_rate);
+          c->drop_path_rate >= 0 && c->drop_path_rate < 1 && c->patch_drop_rate >= 0 && c->patch_drop_rate < 1)) {
+        vg_set_error("vit: dropout rates must be in [0, 1) (drop %g, attn_drop %g, drop_path %g, patch_drop %g)",
+                     c->drop_rate, c->attn_drop_rate, c->drop_path_rate, c->patch_drop_rate);
         return false;
     }
     return true;
@@ -300,6 +300,7 @@ static vg_tensor *features(vg_vit *m, vg_tensor *image, bool train, vg_rng *rng,
     vg_tensor *x = vg_vit_patch_embed(m, image);                        /* (B, N, D) */
     x = vg_vit_embed_tokens(x, m->cls_token, m->pos_embed);             /* (B, N+1, D) */
     x = vg_dropout_fn(x, m->cfg.drop_rate, train, rng);
+    x = vg_patch_dropout_fn(x, m->cfg.patch_drop_rate, 1, train, rng);  /* (B, K+1, D) in training */
     if (release) x = vg_arena_release_keep(mark, x);
     for (int i = 0; i < m->cfg.depth; i++) {
         x = block_forward(m, i, x, cls_only && i == m->cfg.depth - 1 ? 1 : 0, train, rng, NULL);

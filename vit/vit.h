@@ -4,6 +4,7 @@
  *   → patch_embed: Conv2d(C, D, kernel = stride = P)          (B, D, H/P, W/P)
  *   → flatten + transpose                                      (B, N, D),   N = (H/P)·(W/P)
  *   → prepend cls_token, add pos_embed, dropout                (B, N+1, D)
+ *   → patch dropout (training only): keep K of the N patches    (B, K+1, D)
  *   → depth × Block: x + attn(norm1(x)); x + mlp(norm2(x))     (B, N+1, D)
  *   → norm (LayerNorm, eps 1e-6)                               (B, N+1, D)
  *   → pool: token 0 (cls) or the mean of tokens 1..N (mean)    (B, D)
@@ -34,6 +35,9 @@ typedef struct {
     double attn_drop_rate;      /* on the attention weights */
     double drop_path_rate;      /* stochastic depth: block i drops each residual branch per sample
                                    with rate drop_path_rate·i/(depth−1) (timm's linspace) */
+    double patch_drop_rate;     /* patch dropout (timm's patch_drop_rate): in training each sample
+                                   keeps max(1, ⌊N·(1 − rate)⌋) of its N patch tokens (and the class
+                                   token) from after the position embedding on */
     vg_vit_pool     pool;
     vg_vit_posembed pos_embed;
     double norm_eps;            /* every LayerNorm; 1e-6 as timm's ViT */
@@ -140,11 +144,13 @@ bool vg_vit_set_img_size(vg_vit *m, int img_size, vg_interp_mode mode);
 /* forward FLOPs per image: 2 × multiply-adds of the conv, every Linear and attention's two
  * matmuls (QKᵀ and AV); elementwise ops (norm, softmax, GELU) not counted */
 double vg_vit_forward_flops(const vg_vit_config *cfg);
-/* training FLOPs per image: forward + backward ≈ 3 × forward */
+/* training FLOPs per image: forward + backward ≈ 3 × forward, on the tokens patch dropout keeps */
 double vg_vit_train_flops(const vg_vit_config *cfg);
 /* the forward FLOPs per image vg_vit_forward performs (counted as above): less than
  * vg_vit_forward_flops when the last block computes the class token alone (see full_last_block) */
 double vg_vit_forward_flops_done(const vg_vit *m);
+/* the FLOPs per image of a training step (forward + backward, 3×), with patch dropout's tokens */
+double vg_vit_train_flops_done(const vg_vit *m);
 /* Run one eval forward on a zero batch of B images and print the shape-flow table: stage,
  * output shape, parameters, forward FLOPs (per batch). Returns false on error. */
 bool vg_vit_trace(vg_vit *m, int batch, FILE *out);

@@ -1,6 +1,7 @@
 """make_regularization_reference.py — PyTorch values for tests/test_nn.c's regularisation cases:
 timm's SoftTargetCrossEntropy on Mixup targets (timm's mixup_target written out, so timm is not
-needed) and timm's drop_path given the same per-sample mask. Keys "<case>.<tensor>", gradients
+needed), timm's drop_path given the same per-sample mask, and timm's PatchDropout given the same
+kept patches. Keys "<case>.<tensor>", gradients
 "<case>.d<tensor>"; float32, one thread, fixed seeds: a rerun writes the same bytes.
 
     /usr/bin/python3 tests/reference/make_regularization_reference.py
@@ -46,6 +47,13 @@ def drop_path_with_mask(x, random_tensor, keep_prob):
     return x * random_tensor
 
 
+def patch_dropout_with_indices(x, keep_indices, num_prefix_tokens=1):
+    """timm.layers.PatchDropout.forward with its argsort(randn) draw given as keep_indices"""
+    prefix, x = x[:, :num_prefix_tokens], x[:, num_prefix_tokens:]
+    x = x.gather(1, keep_indices.unsqueeze(-1).expand((-1, -1) + x.shape[2:]))
+    return torch.cat((prefix, x), dim=1)
+
+
 def main():
     torch.manual_seed(0)
     torch.set_num_threads(1)
@@ -75,6 +83,19 @@ def main():
     put("drop_path.y", y)
     put("drop_path.dy", dy)
     put("drop_path.dx", x.grad)
+
+    # ---- patch dropout: timm's PatchDropout (1 prefix token) with its keep indices given:
+    # 4 of 6 patches per sample, in increasing order (ordered=True)
+    x = torch.randn(3, 7, 8).requires_grad_(True)
+    keep = torch.tensor([[0, 2, 3, 5], [1, 2, 4, 5], [0, 1, 2, 3]])
+    y = patch_dropout_with_indices(x, keep, num_prefix_tokens=1)
+    dy = torch.randn_like(y)
+    y.backward(dy)
+    put("patch_drop.x", x)
+    put("patch_drop.keep", keep.numpy().astype(np.int32))
+    put("patch_drop.y", y)
+    put("patch_drop.dy", dy)
+    put("patch_drop.dx", x.grad)
 
     meta = {"generator": "tests/reference/make_regularization_reference.py", "torch": torch.__version__,
             "format": "<case>.<tensor>; gradients <case>.d<tensor>; upstream gradient <case>.dy"}
