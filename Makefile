@@ -143,7 +143,7 @@ asan:
 
 # ---- the main job: train the default model on CIFAR-10 (finds or downloads the data first)
 CIFAR_DIR = $(firstword $(foreach d,$(CIFAR10_DIR) data/cifar-10-batches-bin ../shared/data/cifar-10-batches-bin,$(if $(wildcard $(d)/test_batch.bin),$(d))))
-TRAIN_FLAGS ?= --model vit-micro-cifar --pool mean --drop-path 0.1 --reprob 0.25 --epochs 29 --batch 128 --lr 2e-3 --wd 0.05 --warmup 1e --min-lr 1e-5 --label-smoothing 0.1 --clip 1.0 --seed 0 --out runs/cifar10
+TRAIN_FLAGS ?= --model vit-micro-cifar --pool mean --pos sincos2d --patch-drop 0.5 --epochs 60 --eval-every 3 --batch 128 --lr 2e-3 --wd 0.05 --warmup 1e --min-lr 1e-5 --label-smoothing 0.1 --clip 1.0 --seed 0 --out runs/cifar10
 .PHONY: train
 train: train-binary
 	@dir="$(CIFAR_DIR)"; if [ -z "$$dir" ]; then \
