@@ -277,6 +277,23 @@ VG_TEST(inspect_augment_grid_and_soft_labels) {
     REQUIRE(png_size(TMP "/augment.png", &w, &h) == 0);
     CHECK(w == pw && h == ph);
     CHECK(run("./inspect augment --aa rand-x --out " TMP "/a.png", out, sizeof out) == 2 && strstr(out, "rand-x"));
+    /* patch dropout 0.5 on 7x7-pixel patches of 28 px: 8 of 16 kept, listed in increasing order,
+     * shown in a second row; a patch size that does not divide the image is refused */
+    snprintf(cmd, sizeof cmd, "./inspect augment --dataset fashion-mnist --data %s --patch-drop 0.5 --patch 7 --n 6 "
+             "--step 5 --out " TMP "/augment_pd.png", dir);
+    CHECK(run(cmd, out, sizeof out) == 0);
+    s = strstr(out, "each image keeps 8 of its 16 patches of 7x7 pixels (row-major), e.g. image 0:");
+    REQUIRE(s);
+    s = strchr(s, ':') + 1;
+    int kept[9], got = 0, ordered = 1;
+    for (int used; got < 9 && sscanf(s, "%d%n", &kept[got], &used) == 1 && s[0] == ' '; s += used, got++)
+        if (got && kept[got] <= kept[got - 1]) ordered = 0;
+    CHECK(got == 8 && ordered && kept[0] >= 0 && kept[7] < 16);
+    int w2, h2;
+    REQUIRE(png_size(TMP "/augment_pd.png", &w2, &h2) == 0);
+    CHECK(w2 == w && h2 == h);            /* two rows each: augmented + CutMix, augmented + patches kept */
+    snprintf(cmd, sizeof cmd, "./inspect augment --dataset fashion-mnist --data %s --patch-drop 0.5 --patch 5 --out " TMP "/a.png", dir);
+    CHECK(run(cmd, out, sizeof out) == 2 && strstr(out, "--patch 5 does not divide"));
 }
 
 VG_TEST(inspect_errors_are_clear) {

@@ -2,7 +2,8 @@
  * batch of a dataset through the loader's augmentation (crop/flip, RandAugment, random erasing)
  * and the training step's Mixup/CutMix, with the same flags and the same generators as ./train
  * (sample from (seed, epoch, index), batch from (seed, step)), drawn as a PNG grid with each
- * image's soft label; the labels are printed too. */
+ * image's soft label; the labels are printed too. With --patch-drop, a last row greys out the
+ * patches that patch dropout removes before the first block. */
 #include "inspect_common.h"
 #include "png_write.h"
 #include <math.h>
@@ -16,10 +17,13 @@ static void usage(FILE *f) {
     fprintf(f, "usage: inspect augment [--dataset KIND] [--data DIR] [--aug auto|none|crop|rrc] [--size S]\n"
                "                       [--aa SPEC] [--reprob P] [--mixup A] [--cutmix A] [--mixup-prob P]\n"
                "                       [--mixup-switch-prob P] [--smoothing X] [--n N] [--seed N]\n"
-               "                       [--step K] --out OUT.png\n"
+               "                       [--step K] [--patch-drop P] [--patch N] --out OUT.png\n"
                "  The flags mean what they mean for ./train (./train --help). KIND default cifar10;\n"
                "  --n: batch size shown (default 16; Mixup pairs image b with image n-1-b);\n"
-               "  --step: the training step whose batch is shown (default 0).\n"
+               "  --step: the training step whose batch is shown (default 0);\n"
+               "  --patch-drop P with --patch N (default 4): the patches of N x N pixels that\n"
+               "  ./train --patch-drop P keeps at that step, when patch dropout is its only random\n"
+               "  layer (no --drop, --attn-drop, --drop-path; as in make train).\n"
                "Writes a grid: top row the images after the per-sample augmentation, below them the\n"
                "same batch after Mixup/CutMix, each captioned with its soft label (the two largest\n"
                "class weights); prints every image's label weights.\n");
@@ -53,9 +57,9 @@ static void caption(const real *t, int K, const vg_dataset *d, char *s, size_t n
 
 int inspect_augment_main(int argc, char **argv) {
     const char *kind = "cifar10", *dir = NULL, *aug = "auto", *aa = NULL, *out = NULL;
-    double reprob = 0, smoothing = 0.1;
+    double reprob = 0, smoothing = 0.1, patch_drop = 0;
     vg_mixup_config mc = {0, 0, 1.0, 0.5, 0.1, 0};
-    int n = 16, size = 0, seed = 0, step = 0;
+    int n = 16, size = 0, seed = 0, step = 0, patch = 4;
     for (int i = 1; i < argc; i++) {
         const char *v;
         int r = 0;
@@ -75,6 +79,8 @@ int inspect_augment_main(int argc, char **argv) {
         else if (TAKE("--n")) { if (r > 0 && !ic_int("augment", "--n", v, 1, 64, &n)) return IC_USAGE; }
         else if (TAKE("--size")) { if (r > 0 && !ic_int("augment", "--size", v, 1, 512, &size)) return IC_USAGE; }
         else if (TAKE("--seed")) { if (r > 0 && !ic_int("augment", "--seed", v, 0, 1 << 30, &seed)) return IC_USAGE; }
+        else if (TAKE("--patch-drop")) { if (r > 0 && !parse_real("--patch-drop", v, 0, 0.99, &patch_drop)) return IC_USAGE; }
+        else if (TAKE("--patch")) { if (r > 0 && !ic_int("augment", "--patch", v, 1, 512, &patch)) return IC_USAGE; }
         else if (TAKE("--step")) { if (r > 0 && !ic_int("augment", "--step", v, 0, 1 << 30, &step)) return IC_USAGE; }
         else { fprintf(stderr, "inspect augment: unknown argument '%s'\n", argv[i]); usage(stderr); return IC_USAGE; }
         #undef TAKE
@@ -106,6 +112,10 @@ int inspect_augment_main(int argc, char **argv) {
         fprintf(stderr, "inspect augment: no batch: %s\n", err); vg_loader_free(L); vg_dataset_free(d); return IC_FAIL;
     }
     const int C = b.c, S = b.h, K = d->n_classes;
+    if (patch_drop > 0 && (S % patch || b.w != S)) {
+        fprintf(stderr, "inspect augment: --patch %d does not divide the %dx%d images\n", patch, b.w, S);
+        vg_loader_free(L); vg_dataset_free(d); return IC_USAGE;
+    }
     const size_t img = (size_t)C * S * S;
     real *mixed = malloc(sizeof(real) * img * (size_t)n), *targets = malloc(sizeof(real) * (size_t)n * K);
     uint8_t *u8 = malloc(img);
@@ -116,30 +126,54 @@ int inspect_augment_main(int argc, char **argv) {
     vg_mixup_apply(&mp, mixed, n, C, S, S);
     vg_mixup_targets(b.y, n, K, mp.lam, smoothing, targets);
 
-    /* the grid: per image a column; row 1 augmented, row 2 mixed (when mixing is on) */
+    /* patch dropout's rows as ./train draws them at `step`: its dropout generator, one key per
+     * earlier step (patch dropout is the only layer drawing), sample b's rows from (key, b) */
+    const int G = S / patch, N = G * G, R = patch_drop > 0 ? 1 + (int)vg_patch_dropout_keep(N, patch_drop) : 0;
+    real *rows = R ? malloc(sizeof(real) * (size_t)n * (size_t)R) : NULL;
+    if (R && rows) {
+        vg_rng dr = vg_rng_seed((uint64_t)seed ^ 0x5eedd120u);
+        for (int s = 0; s < step; s++) vg_rng_next(&dr);
+        vg_dropout_first_sample(0);
+        vg_patch_dropout_indices(rows, n, 1 + N, 1, patch_drop, &dr);
+    }
+
+    /* the grid: per image a column; row 1 augmented, row 2 mixed (when mixing is on), last row
+     * the dropped patches greyed (with --patch-drop) */
     const bool mixing = vg_mixup_enabled(&mc);
     const int zoom = S >= 96 ? 1 : (96 + S - 1) / S, tile = S * zoom, cols = n < 8 ? n : 8;
     const int cap = 12, gap = 8, margin = 10, top = 22;
-    const int rows_per = mixing ? 2 : 1, groups = (n + cols - 1) / cols;
+    const int rows_per = 1 + mixing + (R > 0), groups = (n + cols - 1) / cols;
     const int cell_w = tile > 150 ? tile : 150;
     const int W = 2 * margin + cols * (cell_w + gap), H = top + groups * rows_per * (tile + cap + gap) + margin;
     vg_canvas *cv = vg_canvas_new(W, H, VG_WHITE);
-    if (!cv || !mixed || !targets || !u8) { fprintf(stderr, "inspect augment: out of memory\n"); return IC_FAIL; }
+    if (!cv || !mixed || !targets || !u8 || (R && !rows)) { fprintf(stderr, "inspect augment: out of memory\n"); return IC_FAIL; }
     char t[200];
     snprintf(t, sizeof t, "%s  AA %s  REPROB %.2f", kind, aa ? aa : "OFF", reprob);
     if (mixing) snprintf(t + strlen(t), sizeof t - strlen(t), "  %s LAMBDA %.3f", mp.lam == 1.0 ? "NOT MIXED" : mp.cutmix ? "CUTMIX" : "MIXUP", mp.lam);
+    if (R) snprintf(t + strlen(t), sizeof t - strlen(t), "  PATCH DROP %.2f: %d OF %d KEPT", patch_drop, R - 1, N);
     vg_canvas_text(cv, margin, 6, t, VG_BLACK, 1);
     for (int k = 0; k < n; k++) {
         int gx = margin + (k % cols) * (cell_w + gap), gy = top + (k / cols) * rows_per * (tile + cap + gap);
         for (int row = 0; row < rows_per; row++) {
-            const real *x = (row ? mixed : b.x) + (size_t)k * img;
+            const bool dropped_row = R && row == rows_per - 1;
+            const real *x = (row ? mixed : b.x) + (size_t)k * img;      /* the last row: what the model sees */
             int y = gy + row * (tile + cap + gap);
             to_u8(x, C, S, d->mean, d->std, u8);
+            if (dropped_row) {        /* grey every patch not among sample k's kept rows */
+                unsigned char keep[4096] = {0};
+                for (int r = 1; r < R; r++) { int p = (int)rows[(size_t)k * R + r] - 1; if (p >= 0 && p < N && p < 4096) keep[p] = 1; }
+                for (int p = 0; p < N && p < 4096; p++)
+                    if (!keep[p])
+                        for (int c = 0; c < C; c++)
+                            for (int i = 0; i < patch; i++)
+                                memset(u8 + (size_t)c * S * S + (size_t)((p / G) * patch + i) * S + (p % G) * patch, 128, (size_t)patch);
+            }
             vg_canvas_image(cv, gx, y, u8, C, S, S, zoom);
-            if (row && mp.cutmix && mp.lam < 1) vg_canvas_rect(cv, gx + mp.x0 * zoom, y + mp.y0 * zoom, (mp.x1 - mp.x0) * zoom, (mp.y1 - mp.y0) * zoom, (vg_rgb){255, 220, 0});
+            if (row && !dropped_row && mp.cutmix && mp.lam < 1) vg_canvas_rect(cv, gx + mp.x0 * zoom, y + mp.y0 * zoom, (mp.x1 - mp.x0) * zoom, (mp.y1 - mp.y0) * zoom, (vg_rgb){255, 220, 0});
             real onehot[1024];
             if (!row) { for (int c = 0; c < K && c < 1024; c++) onehot[c] = c == b.y[k]; }
-            caption(row ? targets + (size_t)k * K : onehot, K, d, t, sizeof t, row);
+            if (dropped_row) snprintf(t, sizeof t, "%d of %d patches", R - 1, N);
+            else caption(row ? targets + (size_t)k * K : onehot, K, d, t, sizeof t, row);
             vg_canvas_text(cv, gx, y + tile + 3, t, row ? (vg_rgb){0, 0, 160} : VG_BLACK, 1);
         }
     }
@@ -153,6 +187,11 @@ int inspect_augment_main(int argc, char **argv) {
             else if (mp.cutmix) printf("CutMix: box rows %d..%d, columns %d..%d from the flipped batch; lambda = 1 - box/area = %.4f\n", mp.y0, mp.y1 - 1, mp.x0, mp.x1 - 1, mp.lam);
             else printf("Mixup: lambda %.4f (image b = lambda * b + (1 - lambda) * image %d - b)\n", mp.lam, n - 1);
         }
+        if (R) {
+            printf("patch dropout %.2f: each image keeps %d of its %d patches of %dx%d pixels (row-major), e.g. image 0:", patch_drop, R - 1, N, patch, patch);
+            for (int r = 1; r < R; r++) printf(" %d", (int)rows[r] - 1);
+            printf("\n");
+        }
         printf("soft labels (smoothing %.2f):\n", smoothing);
         for (int k = 0; k < n; k++) {
             printf("  %2d %-10s", k, d->class_names ? d->class_names[b.y[k]] : "?");
@@ -162,7 +201,7 @@ int inspect_augment_main(int argc, char **argv) {
         }
         printf("wrote %s (%dx%d)\n", out, W, H);
     }
-    vg_canvas_free(cv); free(mixed); free(targets); free(u8);
+    vg_canvas_free(cv); free(mixed); free(targets); free(u8); free(rows);
     vg_loader_free(L); vg_dataset_free(d);
     return rc ? IC_FAIL : 0;
 }
