@@ -125,7 +125,7 @@ static void print_processes(void) {
 static int build_model(options *o, char *model_path, char *state_path, size_t pathlen, char *err) {
     trainer *t = &run_state.t;
     vg_rng init_rng = vg_rng_seed(o->seed);
-    t->dropout_rng = vg_rng_seed(o->seed ^ 0x5eedd120u);
+    t->dropout_rng = trainer_dropout_rng(o->seed);
     if (o->resume || o->init) {
         const char *p = o->resume ? o->resume : o->init;
         if (vg_checkpoint_resolve(p, model_path, state_path, pathlen, err, ERRLEN)) return -1;

@@ -132,6 +132,9 @@ int    trainer_bench(trainer *t, const options *o);  /* --bench N: time N steps 
 /* GFLOP one training image costs in a step (3 × the forward FLOPs the model performs, as --bench
  * prints); × images processed = the run's compute */
 double trainer_gflop_per_image(const trainer *t);
+/* the generator dropout, drop-path and patch dropout draw from, as a run with this seed starts it
+ * (./inspect augment replays it) */
+static inline vg_rng trainer_dropout_rng(uint64_t seed) { return vg_rng_seed(seed ^ 0x5eedd120u); }
 /* --model-ema: a second model holding the average, started at the model's current weights */
 int    trainer_ema_init(trainer *t, char *err);
 

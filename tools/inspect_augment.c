@@ -6,6 +6,7 @@
  * patches that patch dropout removes before the first block. */
 #include "inspect_common.h"
 #include "png_write.h"
+#include "run/run.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,7 +132,7 @@ int inspect_augment_main(int argc, char **argv) {
     const int G = S / patch, N = G * G, R = patch_drop > 0 ? 1 + (int)vg_patch_dropout_keep(N, patch_drop) : 0;
     real *rows = R ? malloc(sizeof(real) * (size_t)n * (size_t)R) : NULL;
     if (R && rows) {
-        vg_rng dr = vg_rng_seed((uint64_t)seed ^ 0x5eedd120u);
+        vg_rng dr = trainer_dropout_rng((uint64_t)seed);
         for (int s = 0; s < step; s++) vg_rng_next(&dr);
         vg_dropout_first_sample(0);
         vg_patch_dropout_indices(rows, n, 1 + N, 1, patch_drop, &dr);
