@@ -173,6 +173,24 @@ VG_TEST(inspect_pngs_decode_with_expected_size) {
     REQUIRE(png_size(TMP "/curves.png", &w, &h) == 0);
     CHECK(w == 960 && h == 640);
     CHECK(strstr(out, "test acc 0.4200 (step 200)") != NULL);
+
+    /* two runs compared: each summarised under its label (given, or the CSV's directory) */
+    mkdir(TMP "/amp", 0755);
+    f = fopen(TMP "/amp/metrics.csv", "w");
+    REQUIRE(f);
+    fprintf(f, "step,epoch,loss,lr,train_acc,test_loss,test_acc,images_per_s,wall_s\n"
+               "50,0.5,2.3,1e-3,0.14,,,60,15\n100,1,2.1,1e-3,0.22,1.95,0.28,60,31\n"
+               "150,1.5,1.9,1e-3,0.33,,,60,46\n200,2,1.75,1e-3,0.39,1.65,0.41,60,62\n");
+    fclose(f);
+    CHECK(run("./inspect plot --csv " TMP "/metrics.csv --label FP32 --csv " TMP "/amp/metrics.csv --out " TMP "/cmp.png", out, sizeof out) == 0);
+    REQUIRE(png_size(TMP "/cmp.png", &w, &h) == 0);
+    CHECK(w == 960 && h == 640);
+    CHECK(strstr(out, "[FP32] " TMP "/metrics.csv: 4 rows") != NULL);
+    CHECK(strstr(out, "[amp] " TMP "/amp/metrics.csv: 4 rows, last step 200, train loss 1.7500, test loss 1.6500, test acc 0.4100 (step 200)") != NULL);
+    /* a label before any --csv, two labels for one run, a missing second file */
+    CHECK(run("./inspect plot --label X --csv " TMP "/metrics.csv --out " TMP "/x.png", out, sizeof out) == 2 && strstr(out, "--label"));
+    CHECK(run("./inspect plot --csv " TMP "/metrics.csv --label A --label B --out " TMP "/x.png", out, sizeof out) == 2);
+    CHECK(run("./inspect plot --csv " TMP "/metrics.csv --csv " TMP "/none.csv --out " TMP "/x.png", out, sizeof out) == 1 && strstr(out, TMP "/none.csv"));
 }
 
 /* dot: balanced braces, every edge's ends declared, one edge per op input (counted from the
