@@ -8,14 +8,10 @@
  * AVX512_BF16 it says so and prints no figure.
  *
  *   gcc -std=c11 -O2 -march=native -fopenmp bench/bf16_peak.c -o bf16_peak && ./bf16_peak [max_threads] [RUNS] */
+#include "peak_run.h"
 #include <immintrin.h>
-#include <omp.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
 
 enum { CHAINS = 12 };
-static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
 
 #if defined(__AVX512BF16__)
 /* iters × CHAINS vdpbf16ps on one thread. As in fma_peak.c every chain starts from its own value
@@ -44,32 +40,12 @@ static float dp_loop(long iters, float seed) {
 #endif
 
 int main(int argc, char **argv) {
-    int maxt = argc > 1 ? atoi(argv[1]) : 2;
-    const int reps = argc > 2 ? atoi(argv[2]) : 5;
-    if (maxt < 1 || reps < 1 || reps > 1000) {
-        fprintf(stderr, "usage: %s [max_threads ≥ 1] [runs 1..1000, default 5]\n", argv[0]);
-        return 2;
-    }
+    int maxt, reps;
+    if (peak_args(argc, argv, &maxt, &reps)) return 2;
 #if !defined(__AVX512BF16__)
     printf("bf16_peak: not measured (built without AVX512_BF16: this CPU or compiler lacks vdpbf16ps)\n");
     return 0;
 #else
-    const long iters = 50L * 1000 * 1000;
-    volatile float sink = 0;
-    for (int t = 1; t <= maxt; t++) {
-        double best = 0;
-        for (int rep = 0; rep < reps; rep++) {
-            double t0 = now();
-            float s = 0;
-            #pragma omp parallel num_threads(t) reduction(+ : s)
-            s += dp_loop(iters, (float)omp_get_thread_num());
-            double dt = now() - t0;
-            sink += s;
-            double gf = (double)t * iters * CHAINS * 64 / dt * 1e-9;
-            if (gf > best) best = gf;
-        }
-        printf("bf16_peak threads %d GFLOP/s %.1f (vdpbf16ps, 512-bit)\n", t, best);
-    }
-    return sink == 12345.f;
+    return peak_main(maxt, reps, "bf16", "vdpbf16ps, 512-bit", dp_loop, 50L * 1000 * 1000, CHAINS * 64);
 #endif
 }

@@ -9,11 +9,8 @@
  * run of ~0.2 s typically gets on this machine (docs/benchmarks.md, ninth round).
  *
  *   gcc -std=c11 -O2 -march=native -fopenmp bench/fma_peak.c -o fma_peak && ./fma_peak [max_threads] [RUNS] */
+#include "peak_run.h"
 #include <immintrin.h>
-#include <omp.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
 
 #if defined(__AVX512F__)
 typedef __m512 vec;
@@ -31,8 +28,6 @@ typedef __m256 vec;
 static float RED(__m256 v) { float f[8]; _mm256_storeu_ps(f, v); return f[0] + f[1] + f[2] + f[3] + f[4] + f[5] + f[6] + f[7]; }
 #endif
 enum { CHAINS = 12 };
-
-static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
 
 /* iters × CHAINS FMAs on one thread; returns a value so the compiler keeps the work. Every chain
  * starts from its own value and every accumulator passes through the empty asm each iteration:
@@ -55,43 +50,10 @@ static float fma_loop(long iters, float seed) {
     return RED(s);
 }
 
-static int cmp_double(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 int main(int argc, char **argv) {
-    int maxt = argc > 1 ? atoi(argv[1]) : 2;
-    const int reps = argc > 2 ? atoi(argv[2]) : 5;
-    if (maxt < 1 || reps < 1 || reps > 1000) {
-        fprintf(stderr, "usage: %s [max_threads ≥ 1] [runs 1..1000, default 5]\n", argv[0]);
-        return 2;
-    }
-    const long iters = 100L * 1000 * 1000;
-    volatile float sink = 0;
-    double *all = malloc(sizeof(double) * (size_t)reps);
-    if (!all) return 1;
-    for (int t = 1; t <= maxt; t++) {
-        double best = 0;
-        for (int rep = 0; rep < reps; rep++) {       /* the best run: the ceiling, not the typical */
-            double t0 = now();
-            float s = 0;
-            #pragma omp parallel num_threads(t) reduction(+ : s)
-            s += fma_loop(iters, (float)omp_get_thread_num());
-            double dt = now() - t0;
-            sink += s;
-            double gf = (double)t * iters * CHAINS * LANES * 2 / dt * 1e-9;
-            all[rep] = gf;
-            if (gf > best) best = gf;
-        }
-        printf("fma_peak threads %d GFLOP/s %.1f (%d-bit vectors)\n", t, best, LANES * 32);
-        if (reps >= 10) {        /* how much of the ceiling a run typically gets on this machine */
-            qsort(all, (size_t)reps, sizeof *all, cmp_double);
-            printf("fma_spread threads %d over %d runs of ~%.2f s: median %.1f, 10th percentile %.1f, worst %.1f GFLOP/s\n",
-                   t, reps, (double)t * iters * CHAINS * LANES * 2 / best * 1e-9, all[reps / 2],
-                   all[reps / 10], all[0]);
-        }
-    }
-    free(all);
-    return sink == 12345.f;
+    int maxt, reps;
+    if (peak_args(argc, argv, &maxt, &reps)) return 2;
+    char note[32];
+    snprintf(note, sizeof note, "%d-bit vectors", LANES * 32);
+    return peak_main(maxt, reps, "fma", note, fma_loop, 100L * 1000 * 1000, CHAINS * LANES * 2);
 }

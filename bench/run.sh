@@ -41,7 +41,7 @@ elif nice -n -5 true 2>/dev/null && [ "$(nice -n -5 nice)" -lt "$(nice)" ]; then
 else PRIO=""; PRIO_NAME="default priority"; fi
 
 # ---- the FMA ceiling
-if [ ! -x "$B/fma_peak" ] || [ bench/fma_peak.c -nt "$B/fma_peak" ]; then
+if [ ! -x "$B/fma_peak" ] || [ bench/fma_peak.c -nt "$B/fma_peak" ] || [ bench/peak_run.h -nt "$B/fma_peak" ]; then
     gcc -std=c11 -O2 -march=native -fopenmp -Wall -Wextra bench/fma_peak.c -o "$B/fma_peak" || exit 1
 fi
 # the best of three runs, each thread on its own core (one run of the 2-thread loop once put both
@@ -130,7 +130,7 @@ fi
 
 # ---- bf16 mixed precision: ./train --amp vs its FP32 step and vs PyTorch's torch.autocast bf16
 if part amp; then
-if [ ! -x "$B/bf16_peak" ] || [ bench/bf16_peak.c -nt "$B/bf16_peak" ]; then
+if [ ! -x "$B/bf16_peak" ] || [ bench/bf16_peak.c -nt "$B/bf16_peak" ] || [ bench/peak_run.h -nt "$B/bf16_peak" ]; then
     gcc -std=c11 -O2 -march=native -fopenmp -Wall -Wextra bench/bf16_peak.c -o "$B/bf16_peak" || exit 1
 fi
 BPEAKS=$(for i in 1 2 3; do OMP_PROC_BIND=spread OMP_PLACES=cores $PRIO "$B/bf16_peak" 2; done)

@@ -346,36 +346,7 @@ static void kernel_strided(int kc, const real *a, long rsA, long csA, int mra, c
 }
 
 /* ---------------------------------------------------------------------------------------------
- * Problem description shared by the paths: op(A)(i,k) = A[i*rsA + k*csA],
- * op(B)(k,j) = B[k*rsB + j*csB]. */
-typedef struct {
-    int M, N, K;
-    real alpha, beta;
-    const real *A; long rsA, csA;
-    const real *B; long rsB, csB;
-    real *C; long ldc;
-    const real *bias;       /* N values added to every row of C, or NULL */
-} gemm_problem;
-
-static gemm_problem make_problem(int transA, int transB, int M, int N, int K, real alpha,
-                                 const real *A, int lda, const real *B, int ldb,
-                                 real beta, real *C, int ldc, const real *bias) {
-    gemm_problem p = { M, N, K, alpha, beta, A, 0, 0, B, 0, 0, C, ldc, bias };
-    if (transA) { p.rsA = 1; p.csA = lda; } else { p.rsA = lda; p.csA = 1; }
-    if (transB) { p.rsB = 1; p.csB = ldb; } else { p.rsB = ldb; p.csB = 1; }
-    return p;
-}
-
-/* C = beta*C + bias on rows [m0,m1) × cols [n0,n1) (K == 0 or alpha == 0). */
-static void scale_c(const gemm_problem *p, int m0, int m1, int n0, int n1) {
-    for (int i = m0; i < m1; i++) {
-        real *c = p->C + i * p->ldc;
-        for (int j = n0; j < n1; j++) {
-            const real t = p->bias ? p->bias[j] : 0;
-            c[j] = p->beta == 0 ? t : p->beta * c[j] + t;
-        }
-    }
-}
+ * The paths share gemm_problem, make_problem and scale_c (gemm_common.h). */
 
 /* Packs B[pc.., jc..] (kc × nc) into NR-wide panels at bufB. */
 static void pack_B_block(const gemm_problem *p, real *bufB, int jc, int nc, int pc, int kc) {

@@ -43,36 +43,6 @@
  * the calling thread. */
 static _Thread_local vg_gemm_scratch tl_A, tl_B;
 
-/* op(A)(i,k) = A[i*rsA + k*csA], op(B)(k,j) = B[k*rsB + j*csB] */
-typedef struct {
-    int M, N, K;
-    float alpha, beta;
-    const float *A; long rsA, csA;
-    const float *B; long rsB, csB;
-    float *C; long ldc;
-    const float *bias;
-    int transA, lda, transB, ldb;    /* as given (the fallback passes them on) */
-} problem;
-
-static problem make_problem(int transA, int transB, int M, int N, int K, float alpha,
-                            const float *A, int lda, const float *B, int ldb, float beta,
-                            float *C, int ldc, const float *bias) {
-    problem p = { M, N, K, alpha, beta, A, 0, 0, B, 0, 0, C, ldc, bias, transA, lda, transB, ldb };
-    if (transA) { p.rsA = 1; p.csA = lda; } else { p.rsA = lda; p.csA = 1; }
-    if (transB) { p.rsB = 1; p.csB = ldb; } else { p.rsB = ldb; p.csB = 1; }
-    return p;
-}
-
-/* C = beta·C + bias (K == 0 or alpha == 0); beta 0 ignores C's old contents */
-static void scale_c(const problem *p) {
-    for (int i = 0; i < p->M; i++)
-        for (int j = 0; j < p->N; j++) {
-            float *c = p->C + i * p->ldc + j;
-            const float t = p->bias ? p->bias[j] : 0;
-            *c = p->beta == 0 ? t : p->beta * *c + t;
-        }
-}
-
 #if defined(VG_BF16_DP)
 enum { MR = 12, NR = 32, KCP = 128, MC = MR * 20, NC = NR * 24 };
 
@@ -179,7 +149,7 @@ static void micro_kernel(int kcp, const uint32_t *restrict a, const uint32_t *re
 }
 
 /* The product on nt threads (1: the calling thread alone, e.g. inside a parallel region). */
-static void gemm_dp(const problem *p, int nt) {
+static void gemm_dp(const gemm_problem *p, int nt) {
     const int M = p->M, N = p->N, K = p->K, kp = (K + 1) / 2;
     const int mpanels = ceil_div(M, MR), npanels = ceil_div(N, NR);
     uint32_t *bufA = vg_gemm_scratch_get(&tl_A, sizeof(uint32_t) * (size_t)mpanels * MR * kp);
@@ -227,9 +197,9 @@ static void gemm_dp(const problem *p, int nt) {
 #endif  /* VG_BF16_DP */
 
 /* One product on nt threads (single: the calling thread alone), tensor/gemm.c's thread rule. */
-static void gemm_run(problem p, int single) {
+static void gemm_run(gemm_problem p, int single) {
     if (p.M <= 0 || p.N <= 0) return;
-    if (p.K <= 0 || p.alpha == 0) { scale_c(&p); return; }
+    if (p.K <= 0 || p.alpha == 0) { scale_c(&p, 0, p.M, 0, p.N); return; }
     const int nt = single ? 1 : vg_gemm_threads((long)p.M * p.N * p.K);
 #if defined(VG_BF16_DP)
     gemm_dp(&p, nt);

@@ -1,9 +1,11 @@
 /* gemm_common.h — what the FP32 GEMM (tensor/gemm.c) and the bf16 GEMM (tensor/gemm_bf16.c) share:
- * per-thread scratch buffers, block arithmetic, and the AVX-512 kernels' store of one C row. Internal:
+ * per-thread scratch buffers, block arithmetic, the problem description, and the AVX-512 kernels'
+ * store of one C row. Internal:
  * include it after defining VG_GEMM_AVX512 / VG_BF16_DP and including the intrinsics. */
 #ifndef VG_GEMM_COMMON_H
 #define VG_GEMM_COMMON_H
 #include <stdlib.h>
+#include "real.h"
 
 #define VG_ALWAYS_INLINE inline __attribute__((always_inline))
 
@@ -26,6 +28,40 @@ static inline int round_up(int a, int b) { return ceil_div(a, b) * b; }
 /* split n into about-equal blocks of at most nominal, each a multiple of unit */
 static inline int balanced_block(int n, int nominal, int unit) {
     return round_up(ceil_div(n, ceil_div(n, nominal)), unit);
+}
+
+/* One product C = alpha·op(A)·op(B) + beta·C + bias, as both GEMMs' paths see it (`real`: float,
+ * or double in gemm.c's float64 build): op(A)(i,k) = A[i*rsA + k*csA], op(B)(k,j) = B[k*rsB + j*csB];
+ * the flags and leading dimensions as given are kept for paths that pass them on. */
+typedef struct {
+    int M, N, K;
+    real alpha, beta;
+    const real *A; long rsA, csA;
+    const real *B; long rsB, csB;
+    real *C; long ldc;
+    const real *bias;                /* N values added to every row of C, or NULL */
+    int transA, lda, transB, ldb;
+} gemm_problem;
+
+static inline gemm_problem make_problem(int transA, int transB, int M, int N, int K, real alpha,
+                                        const real *A, int lda, const real *B, int ldb, real beta,
+                                        real *C, int ldc, const real *bias) {
+    gemm_problem p = { M, N, K, alpha, beta, A, 0, 0, B, 0, 0, C, ldc, bias, transA, lda, transB, ldb };
+    if (transA) { p.rsA = 1; p.csA = lda; } else { p.rsA = lda; p.csA = 1; }
+    if (transB) { p.rsB = 1; p.csB = ldb; } else { p.rsB = ldb; p.csB = 1; }
+    return p;
+}
+
+/* C = beta*C + bias on rows [m0,m1) × cols [n0,n1) (K == 0 or alpha == 0); beta 0 ignores C's old
+ * contents */
+static inline void scale_c(const gemm_problem *p, int m0, int m1, int n0, int n1) {
+    for (int i = m0; i < m1; i++) {
+        real *c = p->C + i * p->ldc;
+        for (int j = n0; j < n1; j++) {
+            const real t = p->bias ? p->bias[j] : 0;
+            c[j] = p->beta == 0 ? t : p->beta * c[j] + t;
+        }
+    }
 }
 
 #if defined(VG_GEMM_AVX512) || defined(VG_BF16_DP)
