@@ -190,6 +190,7 @@ VG_TEST(inspect_pngs_decode_with_expected_size) {
     /* a label before any --csv, two labels for one run, a missing second file */
     CHECK(run("./inspect plot --label X --csv " TMP "/metrics.csv --out " TMP "/x.png", out, sizeof out) == 2 && strstr(out, "--label"));
     CHECK(run("./inspect plot --csv " TMP "/metrics.csv --label A --label B --out " TMP "/x.png", out, sizeof out) == 2);
+    CHECK(run("./inspect plot --csv " TMP "/metrics.csv --label 123456789012345678901234567890123 --out " TMP "/x.png", out, sizeof out) == 2 && strstr(out, "at most 32"));
     CHECK(run("./inspect plot --csv " TMP "/metrics.csv --csv " TMP "/none.csv --out " TMP "/x.png", out, sizeof out) == 1 && strstr(out, TMP "/none.csv"));
 }
 

@@ -34,7 +34,8 @@ static const char *const col_names[N_COLS] = {"step", "loss", "train_acc", "test
 typedef struct { const double *x, *y; int n; vg_rgb col; const char *name; bool dots; } series;
 
 /* the columns of one metrics.csv, n rows */
-typedef struct { const char *path; char label[64]; double *v[N_COLS]; int n; } run_metrics;
+enum { MAX_LABEL = 32 };   /* characters of a legend entry: 32 of them fill half a panel */
+typedef struct { const char *path; char label[MAX_LABEL + 1]; double *v[N_COLS]; int n; } run_metrics;
 
 /* 1, 2 or 5 × 10^k, about n ticks over [lo, hi] */
 static double nice_step(double lo, double hi, int n) {
@@ -163,7 +164,7 @@ static int read_metrics(run_metrics *m) {
 static void default_label(run_metrics *m, int k) {
     const char *e = strrchr(m->path, '/'), *b = e;
     while (b && b > m->path && b[-1] != '/') b--;
-    if (e && e > b) snprintf(m->label, sizeof m->label, "%.*s", (int)(e - b), b);
+    if (e && e > b) snprintf(m->label, sizeof m->label, "%.*s", (int)(e - b), b);   /* cut at MAX_LABEL */
     else snprintf(m->label, sizeof m->label, "RUN %d", k + 1);
 }
 
@@ -226,6 +227,7 @@ int inspect_plot_main(int argc, char **argv) {
         if ((r = ic_take("plot", argc, argv, &i, "--label", &val))) {
             if (r < 0) return IC_USAGE;
             if (!nr || labelled[nr - 1]) { fprintf(stderr, "inspect plot: --label names the --csv before it (one label each)\n"); return IC_USAGE; }
+            if (strlen(val) > MAX_LABEL) { fprintf(stderr, "inspect plot: --label '%s': at most %d characters\n", val, MAX_LABEL); return IC_USAGE; }
             snprintf(runs[nr - 1].label, sizeof runs[nr - 1].label, "%s", val);
             labelled[nr - 1] = true;
             continue;
