@@ -131,6 +131,7 @@ int inspect_augment_main(int argc, char **argv) {
      * earlier step (patch dropout is the only layer drawing), sample b's rows from (key, b) */
     const int G = S / patch, N = G * G, R = patch_drop > 0 ? 1 + (int)vg_patch_dropout_keep(N, patch_drop) : 0;
     real *rows = R ? malloc(sizeof(real) * (size_t)n * (size_t)R) : NULL;
+    unsigned char *keep = R ? malloc((size_t)N) : NULL;                 /* per patch: kept */
     if (R && rows) {
         vg_rng dr = trainer_dropout_rng((uint64_t)seed);
         for (int s = 0; s < step; s++) vg_rng_next(&dr);
@@ -147,7 +148,7 @@ int inspect_augment_main(int argc, char **argv) {
     const int cell_w = tile > 150 ? tile : 150;
     const int W = 2 * margin + cols * (cell_w + gap), H = top + groups * rows_per * (tile + cap + gap) + margin;
     vg_canvas *cv = vg_canvas_new(W, H, VG_WHITE);
-    if (!cv || !mixed || !targets || !u8 || (R && !rows)) { fprintf(stderr, "inspect augment: out of memory\n"); return IC_FAIL; }
+    if (!cv || !mixed || !targets || !u8 || (R && (!rows || !keep))) { fprintf(stderr, "inspect augment: out of memory\n"); return IC_FAIL; }
     char t[200];
     snprintf(t, sizeof t, "%s  AA %s  REPROB %.2f", kind, aa ? aa : "OFF", reprob);
     if (mixing) snprintf(t + strlen(t), sizeof t - strlen(t), "  %s LAMBDA %.3f", mp.lam == 1.0 ? "NOT MIXED" : mp.cutmix ? "CUTMIX" : "MIXUP", mp.lam);
@@ -161,9 +162,9 @@ int inspect_augment_main(int argc, char **argv) {
             int y = gy + row * (tile + cap + gap);
             to_u8(x, C, S, d->mean, d->std, u8);
             if (dropped_row) {        /* grey every patch not among sample k's kept rows */
-                unsigned char keep[4096] = {0};
-                for (int r = 1; r < R; r++) { int p = (int)rows[(size_t)k * R + r] - 1; if (p >= 0 && p < N && p < 4096) keep[p] = 1; }
-                for (int p = 0; p < N && p < 4096; p++)
+                memset(keep, 0, (size_t)N);
+                for (int r = 1; r < R; r++) { int p = (int)rows[(size_t)k * R + r] - 1; if (p >= 0 && p < N) keep[p] = 1; }
+                for (int p = 0; p < N; p++)
                     if (!keep[p])
                         for (int c = 0; c < C; c++)
                             for (int i = 0; i < patch; i++)
@@ -202,7 +203,7 @@ int inspect_augment_main(int argc, char **argv) {
         }
         printf("wrote %s (%dx%d)\n", out, W, H);
     }
-    vg_canvas_free(cv); free(mixed); free(targets); free(u8); free(rows);
+    vg_canvas_free(cv); free(mixed); free(targets); free(u8); free(rows); free(keep);
     vg_loader_free(L); vg_dataset_free(d);
     return rc ? IC_FAIL : 0;
 }
