@@ -25,7 +25,7 @@ B       ?= build
 # stay in its build directory (so it never replaces ./train, ./gradcheck or ./inspect)
 BIN     ?= .
 
-LIB_DIRS := tensor autograd nn vit data optim checkpoint dist run
+LIB_DIRS := tensor gemm autograd nn vit data optim checkpoint dist run
 # the communicator is linked into each program, not the library: dist/single.c (one process) or,
 # with MPI=1, dist/mpi.c compiled by mpicc
 COMM_SRC := dist/single.c dist/mpi.c
@@ -45,7 +45,7 @@ INSPECT_SRC := $(filter-out $(GC_SRC),$(wildcard tools/*.c))
 
 OBJ32 := $(LIB_SRC:%.c=$(B)/f32/%.o)
 OBJ64 := $(LIB_SRC:%.c=$(B)/f64/%.o)
-HDRS  := $(wildcard */*.h) $(wildcard *.h)
+HDRS  := $(wildcard */*.h) $(wildcard */*/*.h) $(wildcard *.h)
 
 PROGRAMS := $(BIN)/gradcheck train-binary $(if $(INSPECT_SRC),$(BIN)/inspect)
 
@@ -84,20 +84,23 @@ WRAP_ALLOC := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_allo
 $(B)/run_tests: $(TEST_SRC:%.c=$(B)/f32/%.o) $(B)/f32/dist/single.o $(B)/libvitgrad.a
 	$(CC) $^ -o $@ $(WRAP_ALLOC) $(LDLIBS)
 
-# The GEMM, layer and ViT tests again with the AVX-512 GEMM kernel (MR 12, NR 32) on machines
-# without AVX-512: tensor/gemm.c built with its 512-bit intrinsics in plain C
-# (tests/avx512_emulated.h). Without -fno-var-tracking-assignments, `make asan`'s -g build of it
-# takes minutes instead of seconds.
-$(B)/avx512-emulated/tensor/gemm.o: tensor/gemm.c $(HDRS) $(B)/cflags.stamp
+# The GEMM, layer and ViT tests again with every SIMD kernel this machine lacks, its intrinsics in
+# plain C (gemm/emulate/): the FP32 AVX-512 kernel (MR 12, NR 32) where there is no AVX-512, the
+# vdpbf16ps kernel (always: on machines with AVX512_BF16 the C is checked against the instruction
+# by the tests) and the AMX tile kernel (always: its backend reports itself usable when emulated).
+# Without -fno-var-tracking-assignments, `make asan`'s -g build of them takes minutes.
+EMU_CFLAGS := $(CFLAGS) -fno-var-tracking-assignments -DVG_GEMM_EMULATE_AVX512
+$(B)/emulated/gemm/fp32.o: gemm/fp32.c $(HDRS) $(B)/cflags.stamp
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fno-var-tracking-assignments -DVG_GEMM_EMULATE_AVX512 -c $< -o $@
-# The bf16 GEMM likewise with its vdpbf16ps kernel's AVX512_BF16 intrinsics in plain C
-# (tests/bf16_emulated.h), on every machine with AVX2+FMA, including those with AVX512_BF16.
-$(B)/avx512-emulated/tensor/gemm_bf16.o: tensor/gemm_bf16.c $(HDRS) $(B)/cflags.stamp
+	$(CC) $(EMU_CFLAGS) -c $< -o $@
+$(B)/emulated/gemm/bf16_dp.o: gemm/bf16_dp.c $(HDRS) $(B)/cflags.stamp
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fno-var-tracking-assignments -DVG_GEMM_EMULATE_AVX512 -DVG_GEMM_EMULATE_BF16 -c $< -o $@
-EMULATED_OBJ := $(B)/avx512-emulated/tensor/gemm.o $(B)/avx512-emulated/tensor/gemm_bf16.o
-$(B)/run_tests_avx512: $(TEST_SRC:%.c=$(B)/f32/%.o) $(B)/f32/dist/single.o $(EMULATED_OBJ) $(filter-out $(B)/f32/tensor/gemm.o $(B)/f32/tensor/gemm_bf16.o,$(OBJ32))
+	$(CC) $(EMU_CFLAGS) -DVG_GEMM_EMULATE_BF16 -c $< -o $@
+$(B)/emulated/gemm/amx.o: gemm/amx.c $(HDRS) $(B)/cflags.stamp
+	@mkdir -p $(dir $@)
+	$(CC) $(EMU_CFLAGS) -DVG_GEMM_EMULATE_AMX -c $< -o $@
+EMULATED := fp32 bf16_dp amx
+$(B)/run_tests_emulated: $(TEST_SRC:%.c=$(B)/f32/%.o) $(B)/f32/dist/single.o $(EMULATED:%=$(B)/emulated/gemm/%.o) $(filter-out $(EMULATED:%=$(B)/f32/gemm/%.o),$(OBJ32))
 	$(CC) $^ -o $@ $(WRAP_ALLOC) $(LDLIBS)
 
 # ---- fuzz harnesses (fuzz/): `make test` replays their committed corpora through a plain main()
@@ -133,7 +136,7 @@ fuzz-seeds: $(B)/make_seeds
 
 # with mpicc and mpirun present, the tests also run ./train as 2 MPI ranks ($(B)/train-mpi) and the
 # gradient bucketer over 2 ranks ($(B)/dist_check) $(FUZZ_REPLAY)
-test: all $(B)/run_tests $(B)/run_tests_avx512 $(B)/autograd_example $(if $(HAVE_MPI),$(B)/train-mpi $(B)/dist_check) $(FUZZ_REPLAY)
+test: all $(B)/run_tests $(B)/run_tests_emulated $(B)/autograd_example $(if $(HAVE_MPI),$(B)/train-mpi $(B)/dist_check) $(FUZZ_REPLAY)
 	@bash tests/run.sh $(B) $(BIN)
 
 asan:
@@ -186,8 +189,8 @@ reference:
 	/usr/bin/python3 tests/reference/make_regularization_reference.py
 
 # ---- benchmarks (not tests)
-$(B)/gemm_bench: bench/gemm_bench.c tensor/gemm.c tensor/gemm.h
-	$(CC) $(CFLAGS) bench/gemm_bench.c tensor/gemm.c -o $@ -lopenblas -lm
+$(B)/gemm_bench: bench/gemm_bench.c gemm/fp32.c gemm/gemm.h
+	$(CC) $(CFLAGS) bench/gemm_bench.c gemm/fp32.c -o $@ -lopenblas -lm
 bench: train-binary $(B)/gemm_bench
 	bash bench/run.sh $(B)
 # data-parallel speed: 1 process vs 2 ranks over shared memory and TCP, and a scaling model

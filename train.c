@@ -6,7 +6,7 @@
  * are safetensors pairs switched atomically (checkpoint/). A resumed run continues with exactly
  * the same numbers as an uninterrupted one. */
 #include "checkpoint/checkpoint.h"
-#include "tensor/gemm.h"
+#include "gemm/gemm.h"
 #include "checkpoint/model_meta.h"
 #include "run/run.h"
 #include "dist/dist.h"
@@ -220,7 +220,7 @@ int main(int argc, char **argv) {
     }
     if (rank > 0 && !freopen("/dev/null", "w", stdout)) return finish(1);   /* logs from rank 0 only */
     omp_set_num_threads(o.threads > 0 ? o.threads : default_threads());
-    if (o.amp && !vg_autocast_set(true)) { fprintf(stderr, "train: --amp: %s\n", vg_error()); return finish(2); }
+    if (o.amp && (!vg_autocast_set(true) || !vg_gemm_bf16_use(o.amp_kernel))) { fprintf(stderr, "train: --amp: %s\n", vg_error()); return finish(2); }
     trainer *t = &run_state.t;
     char model_path[4096] = "", state_path[4096] = "";
     /* every rank reads --out (rank 0 alone may clear it) before any rank writes there */
@@ -293,7 +293,7 @@ int main(int argc, char **argv) {
            "batch %d%s, lr %g, warmup %lld steps, %d threads%s%s; eval every %lld, save every %lld %s\n",
            o.model, (long long)vg_vit_param_count(&t->model.cfg), dir, train->n, test->n, (long long)total,
            (long long)per_epoch, lc.batch_size, accum, o.lr, (long long)sched.warmup_steps, omp_get_max_threads(),
-           o.amp ? ", --amp: bf16 GEMM " : "", o.amp ? vg_gemm_bf16_kernel() : "",
+           o.amp ? ", --amp: " : "", o.amp ? run_amp_describe() : "",
            (long long)o.eval_every, (long long)o.save_every, o.every_in_steps ? "steps" : "epochs");
     double t_start = run_now_s(), t_log = t_start;
     int64_t last_saved = -1, log_n = 0, log_correct = 0, log_images = 0;

@@ -2,7 +2,7 @@
  *
  * While on, the ops on PyTorch's CPU autocast "lower precision" list that vitgrad has — Linear,
  * Conv2d (im2col GEMM) and attention's Q·Kᵀ and Â·V — multiply bf16-rounded inputs with FP32
- * accumulation (tensor/gemm_bf16.c), forward and backward (dX, dW, dQ, dK, dV): each op notes the
+ * accumulation (gemm/bf16_dp.c), forward and backward (dX, dW, dQ, dK, dV): each op notes the
  * mode when it runs forward and its backward follows that note, as PyTorch's backward follows the
  * dtype of what forward saved. Everything else stays FP32: LayerNorm, softmax, GELU, dropout,
  * cross-entropy, reductions, AdamW, the parameters and their gradients. Unlike PyTorch, the
@@ -11,7 +11,7 @@
  * Process-wide, not per thread: the attention kernels read it on OpenMP worker threads. Set it
  * between steps (train.c: --amp). The float64 build has no bf16 GEMM and refuses to turn it on. */
 #include "autograd.h"
-#include "tensor/gemm.h"
+#include "gemm/gemm.h"
 
 static bool autocast_on;
 

@@ -39,7 +39,7 @@ void vg_no_grad_end(void);
  * (vg_error says why) when turning it on in the float64 build. */
 bool vg_autocast_set(bool on);
 bool vg_autocast_enabled(void);
-/* vg_gemm / _bias / _batched, or their bf16 forms (tensor/gemm_bf16.c) when bf16 is true: what an
+/* vg_gemm / _bias / _batched, or their bf16 forms (gemm/bf16_dp.c) when bf16 is true: what an
  * op noted from vg_autocast_enabled() in its forward. */
 void vg_amp_gemm(bool bf16, int transA, int transB, int M, int N, int K, real alpha, const real *A,
                  int lda, const real *B, int ldb, real beta, real *C, int ldc);

@@ -6,7 +6,7 @@
  * An operand whose last two dims are transposed-contiguous is handed to GEMM with its transpose
  * flag instead of being copied. 1-D operands follow PyTorch (vector as a row / a column). */
 #include "autograd.h"
-#include "tensor/gemm.h"
+#include "gemm/gemm.h"
 #include <string.h>
 
 /* Can the (…, R, C) matrix block of t be passed to GEMM as-is? *trans and *ld describe how. */

@@ -8,9 +8,9 @@
  * docs/benchmarks.md come from it.
  *
  *   gcc -std=c11 -D_GNU_SOURCE -O3 -march=native -fopenmp -ffp-contract=fast -I. \
- *       bench/attention_probe.c tensor/gemm.c -o attention_probe
+ *       bench/attention_probe.c gemm/fp32.c -o attention_probe
  *   OMP_NUM_THREADS=1 chrt -f 1 ./attention_probe */
-#include "tensor/gemm.h"
+#include "gemm/gemm.h"
 #include "tensor/lanes.h"
 #include <stdio.h>
 #include <omp.h>

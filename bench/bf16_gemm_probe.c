@@ -3,8 +3,8 @@
  * on 1 and 2 threads. Not a test; the figures in docs/benchmarks.md ("bf16") come from it.
  *
  *   gcc -std=c11 -D_GNU_SOURCE -O3 -march=native -fopenmp -I. bench/bf16_gemm_probe.c \
- *       tensor/gemm.c tensor/gemm_bf16.c -o bf16_gemm_probe && ./bf16_gemm_probe [ROUNDS] */
-#include "tensor/gemm.h"
+ *       gemm/fp32.c gemm/bf16_dp.c -o bf16_gemm_probe && ./bf16_gemm_probe [ROUNDS] */
+#include "gemm/gemm.h"
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>

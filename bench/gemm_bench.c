@@ -2,14 +2,14 @@
  *
  * Build (float build only) and run, with OpenBLAS free to pick its best kernel:
  *   gcc -std=c11 -D_GNU_SOURCE -O3 -march=native -fopenmp -Wall -Wextra -Wshadow \
- *       -Wno-unused-parameter -I. bench/gemm_bench.c tensor/gemm.c -o gemm_bench -lopenblas -lm
+ *       -Wno-unused-parameter -I. bench/gemm_bench.c gemm/fp32.c -o gemm_bench -lopenblas -lm
  *   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE ./gemm_bench [reps]
  *
  * Each row times both libraries in alternation (vitgrad, OpenBLAS, vitgrad, ...) on the same
  * operands and reports the median GFLOP/s of `reps` rounds. Threads: omp_set_num_threads for
  * vitgrad, openblas_set_num_threads for OpenBLAS. Between the two libraries we sleep briefly so
  * the other library's idle worker threads stop spinning on the shared cores. */
-#include "tensor/gemm.h"
+#include "gemm/gemm.h"
 #include <cblas.h>
 #include <math.h>
 #include <omp.h>

@@ -3,11 +3,11 @@
  * figures in docs/benchmarks.md (e.g. alternate two builds of it to compare a change).
  *
  *   gcc -std=c11 -D_GNU_SOURCE -O3 -march=native -fopenmp -ffp-contract=fast -I. \
- *       bench/gemm_one.c tensor/gemm.c -o gemm_one
+ *       bench/gemm_one.c gemm/fp32.c -o gemm_one
  *   OMP_NUM_THREADS=1 chrt -f 1 ./gemm_one M N K OP REPS      (OP: NN, NT, TN or TT)
  *
  * Prints the best time (and its GFLOP/s) and the mean GFLOP/s over REPS products. */
-#include "tensor/gemm.h"
+#include "gemm/gemm.h"
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  *   gcc -O2 -march=native -fopenmp bench/kernel_probe.c -o kernel_probe && chrt -f 1 ./kernel_probe
  *
  * 1. Micro-kernel shapes, hand-written AVX2 loops over L1-resident panels (no C traffic, no
- *    packing), GFLOP/s on one core: the 6×16 kernel of tensor/gemm.c (2 B loads + 6 broadcasts per
+ *    packing), GFLOP/s on one core: the 6×16 kernel of gemm/fp32.c (2 B loads + 6 broadcasts per
  *    12 FMAs), the same loop with vector loads in place of the broadcasts, 2×48 (2 broadcasts + 6
  *    loads) and 4×24 (4 broadcasts + 2 loads + 4 FMAs with a memory operand), next to 12 FMAs per
  *    iteration with no loads at all. If the broadcasts bounded the kernel, the variants would differ.

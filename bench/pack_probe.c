@@ -1,5 +1,5 @@
 /* pack_probe.c — how fast gemm.c's A packing (the 6-row transposing pack of row-major
- * activations) reads its source from L2, L3 or memory. Includes tensor/gemm.c to reach the static
+ * activations) reads its source from L2, L3 or memory. Includes gemm/fp32.c to reach the static
  * packer. Not a test; the packing figures in docs/benchmarks.md come from it.
  *
  *   gcc -std=c11 -D_GNU_SOURCE -O3 -march=native -fopenmp -ffp-contract=fast -I. \
@@ -8,7 +8,7 @@
  * Packs 120-row blocks (one MC block) of a K-wide source, K blocks of at most 384, cycling through
  * a source of 120 rows (stays in L2) or 8320 rows (the ViT's activations: 6 MB for K = 192, in L3;
  * 25 MB for K = 768, mostly in memory). */
-#include "tensor/gemm.c"
+#include "gemm/fp32.c"
 #include <stdio.h>
 #include <time.h>
 

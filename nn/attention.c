@@ -20,7 +20,7 @@
  * The small GEMMs (65×65×64 for ViT on CIFAR) go through vg_gemm, single-threaded inside (under
  * autocast vg_gemm_bf16: bf16 inputs, FP32 sums; softmax and its backward stay FP32). */
 #include "nn.h"
-#include "tensor/gemm.h"
+#include "gemm/gemm.h"
 #include "tensor/lanes.h"
 #include "tensor/exp8.h"
 #include <math.h>

@@ -16,7 +16,7 @@
  * and col2im a pure scatter; both get a branch-free loop. Under autocast (autograd/autocast.c) the
  * three GEMMs take bf16 inputs with FP32 sums. */
 #include "nn.h"
-#include "tensor/gemm.h"
+#include "gemm/gemm.h"
 #include <math.h>
 #include <string.h>
 

@@ -6,10 +6,10 @@
  *              dW += dYᵀ · X            GEMM (TN), beta = 1  (out, R)·(R, in)   → (out, in)
  *              db += Σ_r dY[r, :]       column sums (by row chunks, vg_column_sums)
  * Under autocast (autograd/autocast.c, noted at forward) the three GEMMs take bf16 inputs with
- * FP32 sums (tensor/gemm_bf16.c); the bias and its gradient stay FP32.
+ * FP32 sums (gemm/bf16_dp.c); the bias and its gradient stay FP32.
  * Also home of the two helpers the other layers share (column sums, GEMM into a gradient). */
 #include "nn.h"
-#include "tensor/gemm.h"
+#include "gemm/gemm.h"
 #include <math.h>
 #include <string.h>
 

@@ -115,7 +115,15 @@ static const flag_def flags[] = {
      "bf16 mixed precision (timm's flag; as torch.autocast on CPU): the\n"
      "matrix products of Linear, the patch conv and attention take bf16\n"
      "inputs and sum in FP32, forward and backward; weights, gradients,\n"
-     "AdamW and checkpoints stay FP32 (vdpbf16ps on CPUs with AVX512_BF16)"},
+     "AdamW and checkpoints stay FP32. Where no bf16 kernel beats FP32\n"
+     "(no AMX, and vdpbf16ps at half the FMA rate as on Intel) it runs\n"
+     "FP32 GEMMs and says so (--amp-kernel)"},
+    {NULL, "--amp-kernel", "NAME", F_CHOICE, OPT(amp_kernel), 0, 0, "auto|amx|vdpbf16ps|rounded|fp32",
+     "with --amp, the bf16 GEMM: auto (the default: AMX tiles where usable,\n"
+     "else vdpbf16ps where it outruns FP32 (AMD Zen 4/5), else fp32),\n"
+     "amx, vdpbf16ps, rounded (bf16-rounded inputs on the FP32 kernel: bf16\n"
+     "numbers on any CPU, slower) or fp32 (FP32 GEMMs, the bits of no --amp);\n"
+     "also VG_BF16_GEMM"},
     {NULL, "--amp-dtype", "TYPE", F_CHOICE, OPT(amp_dtype), 0, 0, "bfloat16|float16",
      "with --amp: bfloat16 (the default; float16 is refused)"},
 
@@ -298,7 +306,7 @@ options vg_options_parse(int argc, char **argv) {
     o.warmup = -1; o.eval_every = -1; o.save_every = -1; o.log_every = 50;   /* -1: by run length */
     o.mixup_prob = 1.0; o.mixup_switch_prob = 0.5; o.model_ema_decay = 0.9998; o.grad_accum_steps = 1;
     o.threads = 0; o.loader_threads = 1; o.bucket_mb = 2; o.comm_timeout = 300; o.interp_name = "bicubic"; o.aug = "auto";
-    o.amp_dtype = "bfloat16";
+    o.amp_dtype = "bfloat16"; o.amp_kernel = getenv("VG_BF16_GEMM") && *getenv("VG_BF16_GEMM") ? getenv("VG_BF16_GEMM") : "auto";
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i];
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) { vg_options_usage(stdout); exit(0); }

@@ -37,6 +37,7 @@ typedef struct {
     bool eval_only, trace_shapes, profile, full_last_block;
     bool amp;                    /* --amp: bf16 autocast (autograd/autocast.c) */
     const char *amp_dtype;       /* --amp-dtype: bfloat16 (float16 refused) */
+    const char *amp_kernel;      /* --amp-kernel: auto|amx|vdpbf16ps|rounded|fp32 (gemm/gemm.h) */
     int eval_batch;              /* 0 until parsed: then --batch unless given */
     bool overwrite, continue_run;
     int bench;
@@ -75,6 +76,9 @@ typedef struct {
 
 double run_now_s(void);                               /* monotonic seconds */
 long   run_peak_rss_mib(void);
+/* --amp's matrix products as start-up lines and --bench show them: "bf16 GEMM vdpbf16ps (avx512_bf16
+ * vdpbf16ps 12x32; auto: …)" or "FP32 GEMMs: … (auto: …)"; a static buffer */
+const char *run_amp_describe(void);
 
 /* ------------------------------------------------------------------ checkpoints (run/train_state.c) */
 /* write OUT/checkpoints/step-N/{model,train_state}.safetensors and switch `latest` atomically */

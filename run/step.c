@@ -4,11 +4,12 @@
  * data. */
 #include "run/run.h"
 #include "dist/dist.h"
-#include "tensor/gemm.h"
+#include "gemm/gemm.h"
 #include "nn/nn.h"
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -159,8 +160,8 @@ int trainer_bench(trainer *t, const options *o) {
     double med = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
     double ips = o->batch / (med / 1e3);
     const double flops = trainer_gflop_per_image(t) * 1e9;              /* what a step computes */
-    char amp[160] = "";
-    if (o->amp) snprintf(amp, sizeof amp, " --amp (bf16 GEMM: %s)", vg_gemm_bf16_kernel());
+    char amp[600] = "";
+    if (o->amp) snprintf(amp, sizeof amp, " --amp (%s)", run_amp_describe());
     printf("bench: model %s batch %d threads %d%s%s: median step %.1f ms (min %.1f, max %.1f), %.1f images/s, "
            "%.1f GFLOP/s (%.4f GFLOP per image per step; timm's model %.4f), peak RSS %ld MiB\n",
            o->model, o->batch, omp_get_max_threads(), t->model.full_last_block ? " full last block" : "", amp,
@@ -181,3 +182,11 @@ int trainer_bench(trainer *t, const options *o) {
     return 0;
 }
 
+
+const char *run_amp_describe(void) {
+    static char d[512];
+    if (!strcmp(vg_gemm_bf16_backend(), "fp32"))
+        snprintf(d, sizeof d, "FP32 GEMMs: %s; %s", vg_gemm_bf16_kernel(), vg_gemm_bf16_reason());
+    else snprintf(d, sizeof d, "bf16 GEMM %s: %s; %s", vg_gemm_bf16_backend(), vg_gemm_bf16_kernel(), vg_gemm_bf16_reason());
+    return d;
+}

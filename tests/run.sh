@@ -22,18 +22,19 @@ run() {
     if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then echo "!! $label exited $rc"; total_f=$((total_f + 1)); fi
 }
 run "unit and parity tests (float32)" "$B/run_tests"
-# The in-process tests that multiply matrices again with the AVX-512 GEMM kernel and the bf16
-# (vdpbf16ps) kernel, their intrinsics emulated in C where the machine lacks AVX-512 or AVX512_BF16
-# (which needs AVX2+FMA). The tests that run ./train or ./inspect are left out: those programs are
-# built with this machine's kernels.
-emu_kernel=$("$B/run_tests_avx512" --gemm-kernel 2>&1)
-emu_bf16=$("$B/run_tests_avx512" --bf16-kernel 2>&1)
+# The in-process tests that multiply matrices again with the AVX-512 GEMM kernel, the vdpbf16ps
+# kernel and the AMX tile kernel, their intrinsics emulated in C where the machine lacks them
+# (gemm/emulate/; needs AVX2+FMA); there the bf16 GEMM runs on the emulated AMX tiles (auto picks
+# them) and tests/test_gemm_bf16.c runs every backend. The tests that run ./train or ./inspect are
+# left out: those programs are built with this machine's kernels.
+emu_kernel=$("$B/run_tests_emulated" --gemm-kernel 2>&1)
+emu_bf16=$("$B/run_tests_emulated" --bf16-kernel 2>&1)
 case "$emu_kernel" in
     *emulated*) run "GEMM, layer and ViT parity tests (float32), GEMM kernel $emu_kernel, bf16 kernel $emu_bf16" \
-                    "$B/run_tests_avx512" test_gemm.c test_gemm_bf16.c test_tensor.c test_autograd.c test_nn.c test_vit.c test_alloc.c test_amp.c ;;
+                    "$B/run_tests_emulated" test_gemm.c test_gemm_bf16.c test_tensor.c test_autograd.c test_nn.c test_vit.c test_alloc.c test_amp.c ;;
     avx512*) echo "== AVX-512 GEMM kernel: this machine runs it natively in the tests above"
              case "$emu_bf16" in
-                 *emulated*) run "bf16 GEMM and --amp tests (float32), bf16 kernel $emu_bf16" "$B/run_tests_avx512" test_gemm_bf16.c test_amp.c amp_train_step ;;
+                 *emulated*) run "bf16 GEMM and --amp tests (float32), bf16 kernel $emu_bf16" "$B/run_tests_emulated" test_gemm_bf16.c test_amp.c amp_train_step ;;
              esac ;;
     *) echo "== AVX-512 and bf16 GEMM kernels: not run (this build can only use $emu_kernel: emulating AVX-512 needs AVX2+FMA)" ;;
 esac

@@ -12,6 +12,7 @@
 #include "vit/vit.h"
 #include "nn/nn.h"
 #include "tensor/safetensors.h"
+#include "gemm/gemm.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,15 @@ enum { BATCH = 8 };
 #define TOL_GRAD 1e-3       /* gradients vs the --amp semantics: inputs near a bf16 tie may round
                                the other way after an FP32-level difference upstream */
 #define TOL_AUTOCAST 2e-2   /* everything vs torch.autocast (bf16 outputs too) */
+/* The AMX kernel sums in another order (tdpbf16ps: even and odd k in separate FP32 sums per 32 k,
+ * then added): an FP32-level difference in one product's output flips the bf16 rounding of some
+ * inputs of the next, each flip a 2⁻⁹-relative change, so after a few layers the --amp semantics
+ * (sums in k order) are only matched to bf16 level. Measured with the AMX kernel emulated: logits
+ * 6.9e-4, loss 4.6e-6, worst gradient 1.9e-3; every single product agrees with the rounded-inputs
+ * FP32 GEMM to 1e-7 of its largest value (tests/test_gemm_bf16.c checks them against float64). */
+#define TOL_OUT_AMX 3e-3
+#define TOL_GRAD_AMX 6e-3
+#define TOL_LOSS_AMX 3e-5
 
 static bool load_into(const vg_st_file *f, const char *name, vg_tensor *t, char *err, size_t n) {
     const int64_t cnt = vg_numel(t);
@@ -125,9 +135,19 @@ VG_TEST(amp_vit_matches_pytorch_autocast) {
     print_errs("FP32  vs PyTorch, --amp semantics:", fr);
     print_errs("--amp vs PyTorch torch.autocast bf16:", aa);
     print_errs("FP32  vs PyTorch torch.autocast bf16:", fa);
-    CHECK_MSG(ar.logits <= TOL_OUT && ar.loss <= TOL_OUT && ar.grad <= TOL_GRAD,
-              "--amp vs its semantics in PyTorch: beyond %g (logits, loss) or %g (gradients)", TOL_OUT, TOL_GRAD);
-    CHECK_MSG(fr.grad > 10 * ar.grad, "the FP32 run is not clearly further from the --amp reference");
+    const bool amx = strcmp(vg_gemm_bf16_backend(), "amx") == 0;
+    printf("    bf16 GEMM: %s\n", vg_gemm_bf16_kernel());
+    if (!amx) {
+        CHECK_MSG(ar.logits <= TOL_OUT && ar.loss <= TOL_OUT && ar.grad <= TOL_GRAD,
+                  "--amp vs its semantics in PyTorch: beyond %g (logits, loss) or %g (gradients)", TOL_OUT, TOL_GRAD);
+        CHECK_MSG(fr.grad > 10 * ar.grad, "the FP32 run is not clearly further from the --amp reference");
+    } else {
+        CHECK_MSG(ar.logits <= TOL_OUT_AMX && ar.loss <= TOL_LOSS_AMX && ar.grad <= TOL_GRAD_AMX,
+                  "--amp (AMX) vs its semantics in PyTorch: beyond %g (logits), %g (loss) or %g (gradients)",
+                  TOL_OUT_AMX, TOL_LOSS_AMX, TOL_GRAD_AMX);
+        CHECK_MSG(fr.logits > 3 * ar.logits && fr.loss > 10 * ar.loss,
+                  "the FP32 run is not clearly further from the --amp reference");
+    }
     CHECK_MSG(aa.logits <= TOL_AUTOCAST && aa.loss <= TOL_AUTOCAST && aa.grad <= TOL_AUTOCAST,
               "--amp vs torch.autocast: beyond %g", TOL_AUTOCAST);
     vg_st_close(f);

@@ -4,7 +4,7 @@
  * and bitwise determinism between 1 and 2 threads. Tolerance per element: 1e-5·Σ|a||b| in float
  * (1e-13 in double) plus the rounding of beta·C. vg_gemm_bias against the fill-then-accumulate form. */
 #include "test.h"
-#include "tensor/gemm.h"
+#include "gemm/gemm.h"
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>

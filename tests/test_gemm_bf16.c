@@ -1,5 +1,5 @@
-/* test_gemm_bf16.c — the bf16 GEMM of --amp (tensor/gemm_bf16.c) and the bf16 semantics it is
- * built on (tensor/bf16.h):
+/* test_gemm_bf16.c — the bf16 GEMM of --amp (gemm/bf16_dp.c) and the bf16 semantics it is
+ * built on (gemm/bf16.h):
  *   - the scalar conversion and vdpbf16ps step on chosen values (ties to even, NaN, denormals,
  *     overflow, the two products added one after the other, odd element first), and bit for bit
  *     against the instructions themselves on random values when this CPU has AVX512_BF16;
@@ -9,10 +9,11 @@
  *     not rounded, or rounded another way, is off by ~2⁻⁹ relative);
  *   - 1 vs 2 threads bit for bit, batched = single, inside a parallel region.
  * tests/run.sh runs this file twice: with this machine's kernel, and with the vdpbf16ps kernel's
- * intrinsics emulated in C (tests/bf16_emulated.h). */
+ * intrinsics emulated in C (gemm/emulate/avx512_bf16.h). */
 #include "test.h"
-#include "tensor/gemm.h"
-#include "tensor/bf16.h"
+#include "gemm/gemm.h"
+#include "gemm/bf16.h"
+#include "gemm/cpu.h"
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -150,8 +151,8 @@ static int check_bf16(int tA, int tB, int M, int N, int K, float alpha, float be
             const double tol = (K + 2) * 0x1p-24 * (fabs(alpha) * mag + fabs(extra)) + 1e-30;
             if (!(fabs(got - want) <= tol)) {
                 if (bad < 3)
-                    vg_test_fail(__FILE__, __LINE__, "%c%c M=%d N=%d K=%d alpha=%g beta=%g pad=%d bias=%d: "
-                                 "C[%d][%d] = %.9g, want %.9g (tol %.3g)", tA ? 'T' : 'N', tB ? 'T' : 'N',
+                    vg_test_fail(__FILE__, __LINE__, "%s %c%c M=%d N=%d K=%d alpha=%g beta=%g pad=%d bias=%d: "
+                                 "C[%d][%d] = %.9g, want %.9g (tol %.3g)", vg_gemm_bf16_backend(), tA ? 'T' : 'N', tB ? 'T' : 'N',
                                  M, N, K, (double)alpha, (double)beta, pad, with_bias, i, j, (double)got, want, tol);
                 bad++;
             }
@@ -160,9 +161,41 @@ static int check_bf16(int tA, int tB, int M, int N, int K, float alpha, float be
     return bad;
 }
 
+/* The backends with bf16 semantics this binary can run, each selected in turn by for_backends;
+ * the process's choice is restored after. A backend this machine lacks is said so, once. */
+static const char *const bf16_backends[] = { "amx", "vdpbf16ps", "rounded" };
+static int backend_i = -1;
+static int next_backend(void) {
+    for (backend_i++; backend_i < 3; backend_i++) {
+        const char *why = NULL;
+        if (vg_gemm_bf16_available(bf16_backends[backend_i], &why)) {
+            vg_gemm_bf16_use(bf16_backends[backend_i]);
+            return 1;
+        }
+    }
+    backend_i = -1;
+    vg_gemm_bf16_use("auto");
+    return 0;
+}
+#define for_backends() while (next_backend())
+#define BACKEND bf16_backends[backend_i]
+
+VG_TEST(gemm_bf16_backends_available_here) {
+    for (int b = 0; b < 3; b++) {
+        const char *why = NULL;
+        if (vg_gemm_bf16_available(bf16_backends[b], &why)) printf("    %-9s runs here\n", bf16_backends[b]);
+        else printf("    %-9s not here (the emulated run covers it): %s\n", bf16_backends[b], why);
+    }
+    CHECK(vg_gemm_bf16_available("rounded", NULL) && vg_gemm_bf16_available("fp32", NULL));
+    const char *why = NULL;
+    CHECK(!vg_gemm_bf16_available("tf32", &why) && why != NULL);
+    CHECK(!vg_gemm_bf16_use("tf32"));
+}
+
 VG_TEST(gemm_bf16_all_transposes_and_edges) {
     static const int sizes[] = { 1, 2, 13, 33, 70 };
     int bad = 0;
+    for_backends()
     for (int t = 0; t < 4; t++)
         for (int a = 0; a < 5; a++)
             for (int b = 0; b < 5; b++)
@@ -176,6 +209,7 @@ VG_TEST(gemm_bf16_all_transposes_and_edges) {
 VG_TEST(gemm_bf16_blocks_alpha_beta_bias) {
     static const float ab[][2] = { { 1, 1 }, { 0.75f, 0.5f }, { -2, 0 }, { 0, 0.5f }, { 0, 0 } };
     int bad = 0;
+    for_backends() {
     for (int t = 0; t < 4; t++) {
         for (int v = 0; v < 5; v++) bad += check_bf16(t >> 1, t & 1, 37, 45, 29, ab[v][0], ab[v][1], 1, 0);
         bad += check_bf16(t >> 1, t & 1, 45, 40, 601, 1, 0.5f, 3, 0);
@@ -185,6 +219,7 @@ VG_TEST(gemm_bf16_blocks_alpha_beta_bias) {
     }
     bad += check_bf16(0, 1, 65, 65, 64, 0.125f, 0, 0, 0);                           /* Q·Kᵀ */
     bad += check_bf16(0, 0, 65, 64, 65, 1, 0, 0, 0);                                /* A·V */
+    }
     CHECK(bad == 0);
 }
 
@@ -193,6 +228,7 @@ VG_TEST(gemm_bf16_blocks_alpha_beta_bias) {
 VG_TEST(gemm_bf16_deterministic_across_threads) {
     static const int shapes[][3] = { { 180, 100, 130 }, { 24, 800, 120 }, { 60, 40, 900 } };
     const int saved = omp_get_max_threads();
+    for_backends()
     for (int s = 0; s < 3; s++)
         for (int t = 0; t < 4; t++) {
             const int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2], tA = t >> 1, tB = t & 1;
@@ -203,8 +239,8 @@ VG_TEST(gemm_bf16_deterministic_across_threads) {
             vg_gemm_bf16(tA, tB, M, N, K, 0.5f, A, tA ? M : K, B, tB ? K : N, 1, C1, N);
             omp_set_num_threads(2);
             vg_gemm_bf16(tA, tB, M, N, K, 0.5f, A, tA ? M : K, B, tB ? K : N, 1, C2, N);
-            CHECK_MSG(memcmp(C1, C2, sizeof(float) * (size_t)M * N) == 0, "%dx%dx%d %c%c: 1 vs 2 threads differ",
-                      M, N, K, tA ? 'T' : 'N', tB ? 'T' : 'N');
+            CHECK_MSG(memcmp(C1, C2, sizeof(float) * (size_t)M * N) == 0, "%s %dx%dx%d %c%c: 1 vs 2 threads differ",
+                      BACKEND, M, N, K, tA ? 'T' : 'N', tB ? 'T' : 'N');
             free(A); free(B); free(C1); free(C2);
         }
     omp_set_num_threads(saved);
@@ -212,6 +248,7 @@ VG_TEST(gemm_bf16_deterministic_across_threads) {
 
 VG_TEST(gemm_bf16_batched_and_inside_parallel_region) {
     const int batch = 5, M = 65, N = 64, K = 65;
+    for_backends()
     for (int t = 0; t < 4; t++) {
         const int tA = t >> 1, tB = t & 1, lda = (tA ? M : K) + 1, ldb = (tB ? K : N) + 2, ldc = N + 3;
         const long sA = (long)(tA ? K : M) * lda + 5, sB = (long)(tB ? N : K) * ldb + 7, sC = (long)M * ldc + 1;
@@ -224,17 +261,101 @@ VG_TEST(gemm_bf16_batched_and_inside_parallel_region) {
         #pragma omp parallel for num_threads(2)
         for (int b = 0; b < batch; b++)
             vg_gemm_bf16(tA, tB, M, N, K, 0.5f, A + b * sA, lda, B + b * sB, ldb, 0.25f, C3 + b * sC, ldc);
-        CHECK_MSG(memcmp(C1, C2, sizeof(float) * (size_t)(sC * batch)) == 0, "batched %c%c differs from single", tA ? 'T' : 'N', tB ? 'T' : 'N');
-        CHECK_MSG(memcmp(C3, C2, sizeof(float) * (size_t)(sC * batch)) == 0, "%c%c inside a parallel region differs", tA ? 'T' : 'N', tB ? 'T' : 'N');
+        CHECK_MSG(memcmp(C1, C2, sizeof(float) * (size_t)(sC * batch)) == 0, "%s batched %c%c differs from single", BACKEND, tA ? 'T' : 'N', tB ? 'T' : 'N');
+        CHECK_MSG(memcmp(C3, C2, sizeof(float) * (size_t)(sC * batch)) == 0, "%s %c%c inside a parallel region differs", BACKEND, tA ? 'T' : 'N', tB ? 'T' : 'N');
         free(A); free(B); free(C1); free(C2); free(C3);
     }
 }
 
+/* The AMX kernel's own paths: full 32×32 blocks accumulated in place (alpha 1, beta 0 or 1, bias)
+ * over more than one K block of 512 (K = 1100: 35 tiles of 32 k, blocks of ≤ 16), mixed with edge
+ * blocks (M, N not multiples of 32) that finish through the buffer; dW's shape in small (TN, K
+ * long); the ViT's Linear shapes in small (NT with bias). On every backend: they are the products
+ * the training step runs. */
+VG_TEST(gemm_bf16_in_place_blocks_and_long_k) {
+    int bad = 0;
+    for_backends()
+    for (int t = 0; t < 4; t++) {
+        bad += check_bf16(t >> 1, t & 1, 64, 64, 1100, 1, 0, 0, 0);
+        bad += check_bf16(t >> 1, t & 1, 70, 96, 1100, 1, 1, 2, 0);
+        bad += check_bf16(t >> 1, t & 1, 96, 45, 530, 1, 0, 1, 1);
+    }
+    bad += check_bf16(1, 0, 64, 32, 2080, 1, 1, 0, 0);                /* dW = Xᵀ·dY, accumulated */
+    bad += check_bf16(0, 1, 130, 96, 64, 1, 0, 0, 1);                 /* Linear forward + bias */
+    CHECK(bad == 0);
+}
+
+/* "fp32" is vg_gemm itself: the same bits, inputs not rounded */
+VG_TEST(gemm_bf16_fp32_backend_is_the_fp32_gemm) {
+    const int M = 70, N = 45, K = 130;
+    float *A = rnd_alloc((long)M * K), *B = rnd_alloc((long)K * N), *bias = rnd_alloc(N);
+    float *C1 = rnd_alloc((long)M * N), *C2 = malloc(sizeof(float) * (size_t)M * N);
+    memcpy(C2, C1, sizeof(float) * (size_t)M * N);
+    REQUIRE(vg_gemm_bf16_use("fp32"));
+    CHECK(strcmp(vg_gemm_bf16_backend(), "fp32") == 0);
+    vg_gemm_bf16(0, 1, M, N, K, 0.5f, A, K, B, K, 0.25f, C1, N);
+    vg_gemm(0, 1, M, N, K, 0.5f, A, K, B, K, 0.25f, C2, N);
+    CHECK(memcmp(C1, C2, sizeof(float) * (size_t)M * N) == 0);
+    vg_gemm_bf16_bias(0, 0, M, N, K, 1, A, K, B, N, bias, C1, N);
+    vg_gemm_bias(0, 0, M, N, K, 1, A, K, B, N, bias, C2, N);
+    CHECK(memcmp(C1, C2, sizeof(float) * (size_t)M * N) == 0);
+    vg_gemm_bf16_use("auto");
+    free(A); free(B); free(bias); free(C1); free(C2);
+}
+
 VG_TEST(gemm_bf16_names_its_kernel) {
+    REQUIRE(vg_gemm_bf16_use("auto"));
     const char *k = vg_gemm_bf16_kernel();
-    printf("    bf16 GEMM kernel: %s\n", k);
+    printf("    bf16 GEMM: %s (%s; %s)\n", vg_gemm_bf16_backend(), k, vg_gemm_bf16_reason());
+    CHECK(strncmp(vg_gemm_bf16_reason(), "auto: ", 6) == 0);
+    if (strcmp(vg_gemm_bf16_backend(), "amx") == 0) CHECK(strstr(k, "tdpbf16ps") != NULL);
+    else if (strcmp(vg_gemm_bf16_backend(), "vdpbf16ps") == 0) CHECK(strstr(k, "vdpbf16ps") != NULL);
+    else CHECK(strstr(k, "FP32 GEMM") != NULL && strstr(vg_gemm_bf16_reason(), "FP32 GEMMs") != NULL);
 #if defined(__AVX512BF16__)
-    CHECK(strstr(k, "vdpbf16ps") != NULL);
+    /* a build with AVX512_BF16 on an AMD CPU takes vdpbf16ps (twice the FMA rate there) */
+    if (__builtin_cpu_is("amd") && !vg_gemm_bf16_available("amx", NULL)) CHECK(strcmp(vg_gemm_bf16_backend(), "vdpbf16ps") == 0);
+#endif
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* One hardware tdpbf16ps (tiles 16×16 ← 16×32 · 16×32) on random and special values */
+__attribute__((target("amx-tile,amx-bf16")))
+static void hw_tdpbf16ps(float *c, const uint16_t *a, const uint16_t *b) {
+    uint8_t cfg[64] = {0};
+    cfg[0] = 1;
+    for (int t = 0; t < 3; t++) { cfg[16 + 2 * t] = 64; cfg[48 + t] = 16; }
+    _tile_loadconfig(cfg);
+    _tile_loadd(0, c, 64); _tile_loadd(1, a, 64); _tile_loadd(2, b, 64);
+    _tile_dpbf16ps(0, 1, 2);
+    _tile_stored(0, c, 64);
+    _tile_release();
+}
+#endif
+
+/* tdpbf16ps bit for bit against its C definition (gemm/bf16.h vg_tdpbf16ps_row, which the emulated
+ * kernel runs), on the CPU's tiles where it has them */
+VG_TEST(amx_emulation_matches_the_tiles) {
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (!vg_cpu()->amx) {
+        printf("    AMX: %s\n", vg_cpu()->amx_why);
+        VG_SKIP("no AMX tiles to compare with here (the emulated run checks the kernel against float64)");
+    }
+    long bad = 0;
+    for (int it = 0; it < 2000; it++) {
+        uint16_t a[16 * 32], b[16 * 32];
+        float c[256], e[256];
+        for (int i = 0; i < 16 * 32; i++) { a[i] = (uint16_t)(special_float() >> 16); b[i] = (uint16_t)(special_float() >> 16); }
+        for (int i = 0; i < 256; i++) c[i] = e[i] = vg_bits_f32(it % 2 ? special_float() : (r32() & 0xbfffffffu));
+        hw_tdpbf16ps(c, a, b);
+        for (int r = 0; r < 16; r++) vg_tdpbf16ps_row(e + r * 16, a + r * 32, b, 32, 16, 16);
+        for (int i = 0; i < 256; i++)
+            if (!(vg_f32_bits(c[i]) == vg_f32_bits(e[i]) || (c[i] != c[i] && e[i] != e[i])) && bad++ < 3)
+                vg_test_fail(__FILE__, __LINE__, "tdpbf16ps row %d col %d: tiles %08x, C %08x", i / 16, i % 16,
+                             vg_f32_bits(c[i]), vg_f32_bits(e[i]));
+    }
+    CHECK(bad == 0);
+#else
+    VG_SKIP("not an x86-64 build");
 #endif
 }
 #endif

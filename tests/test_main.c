@@ -4,7 +4,7 @@
  * the FP32 / bf16 GEMM micro-kernel the program was built with instead (tests/run.sh: the emulated
  * run). */
 #include "test.h"
-#include "tensor/gemm.h"
+#include "gemm/gemm.h"
 #include "tensor/rng.h"
 #include <stdarg.h>
 #include <stdbool.h>

@@ -333,23 +333,34 @@ VG_TEST(train_amp_runs_deterministic_and_saves_fp32_checkpoints) {
     const char *root = tmp_dir();
     REQUIRE(root);
     char cmd[2048], out[8192], a[512], b[512], c[512];
-    const char *runs[3][2] = { { "--amp", "amp1" }, { "--amp", "amp2" }, { "", "fp32" } };
-    for (int i = 0; i < 3; i++) {
+    const char *runs[4][2] = { { "--amp", "amp1" }, { "--amp", "amp2" }, { "", "fp32" },
+                               { "--amp --amp-kernel rounded", "rounded" } };
+    bool amp_is_fp32 = false;
+    for (int i = 0; i < 4; i++) {
         snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --steps 6 --save-every 0 --threads 2 %s --out %s/%s",
                  root, runs[i][0], root, runs[i][1]);
         const int rc = run(cmd, out, sizeof out);
-        CHECK_MSG(rc == 0 && (!*runs[i][0] || strstr(out, "--amp: bf16 GEMM")), "`%s`: exit %d: %s", cmd, rc, out);
+        CHECK_MSG(rc == 0 && (!*runs[i][0] || strstr(out, "--amp: bf16 GEMM ") || strstr(out, "--amp: FP32 GEMMs: ")),
+                  "`%s`: exit %d: %s", cmd, rc, out);
+        if (i == 0) amp_is_fp32 = strstr(out, "--amp: FP32 GEMMs: ") != NULL;
+        if (i == 3) CHECK_MSG(strstr(out, "--amp: bf16 GEMM rounded: "), "--amp-kernel rounded: %s", out);
     }
     snprintf(a, sizeof a, "%s/amp1/model.safetensors", root);
     snprintf(b, sizeof b, "%s/amp2/model.safetensors", root);
     snprintf(c, sizeof c, "%s/fp32/model.safetensors", root);
     CHECK_MSG(vg_test_same_bytes(a, b), "two --amp runs with the same seed differ");
-    CHECK_MSG(!vg_test_same_bytes(a, c), "--amp gave the FP32 run's weights bit for bit");
+    /* auto runs FP32 GEMMs where no bf16 kernel beats FP32, and says so: then the FP32 bits */
+    CHECK_MSG(vg_test_same_bytes(a, c) == amp_is_fp32, amp_is_fp32 ? "--amp with FP32 GEMMs differs from FP32"
+                                                                    : "--amp gave the FP32 run's weights bit for bit");
+    snprintf(b, sizeof b, "%s/rounded/model.safetensors", root);
+    CHECK_MSG(!vg_test_same_bytes(b, c), "--amp-kernel rounded gave the FP32 run's weights bit for bit");
     snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --eval-only --init %s", root, a);
     CHECK_MSG(run(cmd, out, sizeof out) == 0, "an FP32 run cannot load the --amp checkpoint: %s", out);
     const int rc = run("./train --model vit-micro-cifar --dim 16 --depth 2 --heads 2 --batch 8 --threads 2 "
                        "--bench 2 --amp", out, sizeof out);
-    CHECK_MSG(rc == 0 && strstr(out, "--amp (bf16 GEMM: "), "--bench --amp: exit %d: %s", rc, out);
+    CHECK_MSG(rc == 0 && (strstr(out, "--amp (bf16 GEMM ") || strstr(out, "--amp (FP32 GEMMs: ")), "--bench --amp: exit %d: %s", rc, out);
+    CHECK_MSG(run("./train --model vit-micro-cifar --dim 16 --depth 2 --heads 2 --batch 8 --bench 1 --amp --amp-kernel tf32",
+                  out, sizeof out) == 2 && strstr(out, "--amp-kernel"), "a bad --amp-kernel: %s", out);
 }
 
 VG_TEST(train_resume_is_bit_exact) {

@@ -5,7 +5,7 @@
  * similarity with DINO's weighted vote (Caron et al. 2021, eval_knn.py): class score
  * Σ_neighbours exp(sim / 0.07). Also printed: 1-NN accuracy. */
 #include "inspect_common.h"
-#include "tensor/gemm.h"
+#include "gemm/gemm.h"
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>

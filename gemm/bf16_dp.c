@@ -1,7 +1,8 @@
-/* gemm_bf16.c — the bf16 GEMM behind --amp: C = alpha · bf16(op(A)) · bf16(op(B)) + beta·C + bias,
- * every input rounded to bf16 (round to nearest even, as vcvtne2ps2bf16), products summed in FP32.
+/* bf16_dp.c — the vdpbf16ps backend of the bf16 GEMM (gemm/bf16.c picks it): C = alpha ·
+ * bf16(op(A)) · bf16(op(B)) + beta·C + bias, every input rounded to bf16 (round to nearest even, as
+ * vcvtne2ps2bf16), products summed in FP32.
  *
- * Kernel (CPUs with AVX512_BF16): vdpbf16ps, which per FP32 lane adds two bf16 products, so the
+ * Kernel (builds with AVX512_BF16): vdpbf16ps, which per FP32 lane adds two bf16 products, so the
  * operands are packed as *pairs*: two bf16 neighbours along k in one 32-bit word (k even in the low
  * half). Each operand is converted and packed once per call, whole:
  *   A (M×K) → MR-tall panels, panel[p·MR + r] = pair (A(r, 2p), A(r, 2p+1))
@@ -13,11 +14,8 @@
  * 120 KiB, in L2 over its column panels). Every element's sum runs over the same K blocks in the
  * same order whatever the units and the thread count: bitwise deterministic.
  *
- * Without AVX512_BF16 (the build is -march=native), the fallback has the same semantics: op(A) and
- * op(B) rounded to bf16 (vg_round_bf16) into FP32 copies, then vg_gemm. Its products are the same
- * exact FP32 values; only the order of the FP32 additions differs (and results below FLT_MIN, which
- * vdpbf16ps flushes to zero). make test also runs the vdpbf16ps kernel with its intrinsics emulated
- * in C (tests/bf16_emulated.h, -DVG_GEMM_EMULATE_BF16). Not built in the float64 library. */
+ * make test also runs this kernel with its intrinsics emulated in C (gemm/emulate/avx512_bf16.h,
+ * -DVG_GEMM_EMULATE_BF16). Not built in the float64 library. */
 #ifndef VG_DOUBLE
 #include "gemm.h"
 #include "bf16.h"
@@ -30,44 +28,27 @@
 #include <immintrin.h>
 #if defined(VG_GEMM_EMULATE_BF16)
 #if !defined(__AVX512F__)
-#include "tests/avx512_emulated.h"
+#include "gemm/emulate/avx512.h"
 #endif
-#include "tests/bf16_emulated.h"
+#include "gemm/emulate/avx512_bf16.h"
 #endif
 #define VG_BF16_DP 1
 #endif
 
-#include "gemm_common.h"
+#include "common.h"
+#include "backend.h"
 
-/* Per-thread scratch (tensor/gemm_common.h); a multi-threaded product's packed operands belong to
+#if defined(VG_BF16_DP)
+/* Per-thread scratch (gemm/common.h); a multi-threaded product's packed operands belong to
  * the calling thread. */
 static _Thread_local vg_gemm_scratch tl_A, tl_B;
 
-#if defined(VG_BF16_DP)
 enum { MR = 12, NR = 32, KCP = 128, MC = MR * 20, NC = NR * 24 };
 
 /* ---------------------------------------------------------------------------------------------
  * Packing: rows [0, rows) of an operand, element (r, k) at src[r*rs + k*cs], into one W-wide
  * panel of kp pairs, dst[p*W + r]; rows past `rows` and the k past K are zero. */
-static inline __m512 load_n(const float *p, int n) {            /* n ≤ 16 floats, the rest 0 */
-    return _mm512_maskz_loadu_ps((__mmask16)(n >= 16 ? 0xffff : (1u << (n > 0 ? n : 0)) - 1), p);
-}
-
-/* 32 values along k (n of them present) → 16 pairs, at tmp */
-static VG_ALWAYS_INLINE void pairs_along_k(uint32_t tmp[16], const float *s, int n) {
-    __m512bh v = _mm512_cvtne2ps_pbh(load_n(s + 16, n - 16), load_n(s, n));
-    memcpy(tmp, &v, 64);
-}
-/* 16 rows at k (lo) and k+1 (hi), n of them present → 16 pairs (lo[r], hi[r]), at tmp */
-static const uint16_t interleave_idx[32] = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23,
-                                            8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
-static VG_ALWAYS_INLINE void pairs_across_rows(uint32_t tmp[16], const float *lo, const float *hi, int n) {
-    __m512bh v = _mm512_cvtne2ps_pbh(hi ? load_n(hi, n) : load_n(lo, 0), load_n(lo, n));
-    __m512i w, idx;
-    memcpy(&w, &v, 64); memcpy(&idx, interleave_idx, 64);
-    w = _mm512_permutexvar_epi16(idx, w);
-    memcpy(tmp, &w, 64);
-}
+#include "bf16_pairs.h"
 
 static VG_ALWAYS_INLINE void pack_panel(uint32_t *restrict dst, const float *src, long rs, long cs,
                                         int rows, int K, int W) {
@@ -110,13 +91,14 @@ static void pack_B_panel(uint32_t *dst, const float *src, long rs, long cs, int 
 
 /* ---------------------------------------------------------------------------------------------
  * Micro-kernel: C[0:mr, 0:nr] = alpha·(A panel · B panel) + beta·C + bias over kcp pairs
- * (beta 0: C's old contents ignored; bias nr values or NULL), stored as tensor/gemm.c's kernels do. */
-/* the pair at *p in all 16 lanes */
+ * (beta 0: C's old contents ignored; bias nr values or NULL), stored as gemm/fp32.c's kernels do. */
+/* the pair at *p in all 16 lanes, built in a register (vpbroadcastd). Never through a stack array:
+ * where -march=native prefers 256-bit vectors, gcc stores such an array as two ymm halves and the
+ * zmm reload stalls on store forwarding, once per row per k (a 5.5x slower kernel, measured). */
+#if defined(VG_GEMM_EMULATE_BF16)
 static VG_ALWAYS_INLINE __m512bh broadcast_pair(const uint32_t *p) {
-    uint32_t v[16];
-    for (int i = 0; i < 16; i++) v[i] = *p;
     __m512bh r;
-    memcpy(&r, v, 64);
+    for (int i = 0; i < 16; i++) { r.w[2 * i] = (uint16_t)*p; r.w[2 * i + 1] = (uint16_t)(*p >> 16); }
     return r;
 }
 static VG_ALWAYS_INLINE __m512bh load_pairs(const uint32_t *p) {
@@ -124,6 +106,14 @@ static VG_ALWAYS_INLINE __m512bh load_pairs(const uint32_t *p) {
     memcpy(&r, p, 64);
     return r;
 }
+#else
+static VG_ALWAYS_INLINE __m512bh broadcast_pair(const uint32_t *p) {
+    return (__m512bh)_mm512_set1_epi32((int)*p);
+}
+static VG_ALWAYS_INLINE __m512bh load_pairs(const uint32_t *p) {
+    return (__m512bh)_mm512_loadu_si512(p);
+}
+#endif
 
 static void micro_kernel(int kcp, const uint32_t *restrict a, const uint32_t *restrict b, float *c,
                          long ldc, int mr, int nr, float alpha, float beta, const float *bias) {
@@ -194,65 +184,27 @@ static void gemm_dp(const gemm_problem *p, int nt) {
         }
     }
 }
+
+void vg_bf16_dp_gemm(const gemm_problem *p, int nt) { gemm_dp(p, nt); }
+#else
+void vg_bf16_dp_gemm(const gemm_problem *p, int nt) { (void)p; (void)nt; abort(); }
 #endif  /* VG_BF16_DP */
 
-/* One product on nt threads (single: the calling thread alone), tensor/gemm.c's thread rule. */
-static void gemm_run(gemm_problem p, int single) {
-    if (p.M <= 0 || p.N <= 0) return;
-    if (p.K <= 0 || p.alpha == 0) { scale_c(&p, 0, p.M, 0, p.N); return; }
-    const int nt = single ? 1 : vg_gemm_threads((long)p.M * p.N * p.K);
+bool vg_bf16_dp_compiled(const char **why) {
 #if defined(VG_BF16_DP)
-    gemm_dp(&p, nt);
+    (void)why;
+    return true;
 #else
-    /* the fallback: bf16-rounded FP32 copies of A and B (same layout), then the FP32 GEMM */
-    const long na = (long)((p.transA ? p.K : p.M) - 1) * p.lda + (p.transA ? p.M : p.K);
-    const long nb = (long)((p.transB ? p.N : p.K) - 1) * p.ldb + (p.transB ? p.K : p.N);
-    float *ra = vg_gemm_scratch_get(&tl_A, sizeof(float) * (size_t)na), *rb = vg_gemm_scratch_get(&tl_B, sizeof(float) * (size_t)nb);
-    if (!ra || !rb) abort();                                             /* out of memory */
-    #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-    for (long i = 0; i < na; i++) ra[i] = vg_round_bf16(p.A[i]);
-    #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-    for (long i = 0; i < nb; i++) rb[i] = vg_round_bf16(p.B[i]);
-    if (p.bias) vg_gemm_bias(p.transA, p.transB, p.M, p.N, p.K, p.alpha, ra, p.lda, rb, p.ldb, p.bias, p.C, (int)p.ldc);
-    else vg_gemm(p.transA, p.transB, p.M, p.N, p.K, p.alpha, ra, p.lda, rb, p.ldb, p.beta, p.C, (int)p.ldc);
+    if (why) *why = "this build has no AVX512_BF16 (-march=native on a CPU without it)";
+    return false;
 #endif
 }
 
-const char *vg_gemm_bf16_kernel(void) {
+const char *vg_bf16_dp_name(void) {
 #if defined(VG_BF16_DP) && defined(VG_GEMM_EMULATE_BF16)
     return "avx512_bf16 vdpbf16ps 12x32, emulated in C";
-#elif defined(VG_BF16_DP)
-    return "avx512_bf16 vdpbf16ps 12x32";
 #else
-    return "bf16-rounded inputs, FP32 kernel (no AVX512_BF16)";
+    return "avx512_bf16 vdpbf16ps 12x32";
 #endif
-}
-
-void vg_gemm_bf16(int transA, int transB, int M, int N, int K, float alpha, const float *A, int lda,
-                  const float *B, int ldb, float beta, float *C, int ldc) {
-    gemm_run(make_problem(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL), 0);
-}
-
-void vg_gemm_bf16_bias(int transA, int transB, int M, int N, int K, float alpha, const float *A,
-                       int lda, const float *B, int ldb, const float *bias, float *C, int ldc) {
-    gemm_run(make_problem(transA, transB, M, N, K, alpha, A, lda, B, ldb, 0, C, ldc, bias), 0);
-}
-
-void vg_gemm_bf16_batched(int batch, int transA, int transB, int M, int N, int K, float alpha,
-                          const float *A, int lda, long strideA, const float *B, int ldb, long strideB,
-                          float beta, float *C, int ldc, long strideC) {
-    if (batch <= 0 || M <= 0 || N <= 0) return;
-    const long work = (long)M * N * K;
-    const int nt = vg_gemm_threads(work * batch);
-    if (nt > 1 && batch < 2 * nt) {            /* few products: each on every thread */
-        for (int b = 0; b < batch; b++)
-            vg_gemm_bf16(transA, transB, M, N, K, alpha, A + b * strideA, lda, B + b * strideB, ldb,
-                         beta, C + b * strideC, ldc);
-        return;
-    }
-    #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
-    for (int b = 0; b < batch; b++)
-        gemm_run(make_problem(transA, transB, M, N, K, alpha, A + b * strideA, lda, B + b * strideB,
-                              ldb, beta, C + b * strideC, ldc, NULL), 1);
 }
 #endif  /* VG_DOUBLE */

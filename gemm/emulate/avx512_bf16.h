@@ -1,9 +1,9 @@
-/* bf16_emulated.h — the AVX512_BF16 intrinsics tensor/gemm_bf16.c's kernel and packing use, in
- * plain C on the scalar definitions of tensor/bf16.h, so `make test` runs the vdpbf16ps kernel (and
+/* bf16_emulated.h — the AVX512_BF16 intrinsics gemm/bf16_dp.c's kernel and packing use, in
+ * plain C on the scalar definitions of gemm/bf16.h, so `make test` runs the vdpbf16ps kernel (and
  * the blocking and pair packing around it) on any machine, and on machines with AVX512_BF16 checks
- * the C against the instructions (tests/test_gemm_bf16.c). Only for that build: tensor/gemm_bf16.c
+ * the C against the instructions (tests/test_gemm_bf16.c). Only for that build: gemm/bf16_dp.c
  * includes this file when compiled with -DVG_GEMM_EMULATE_BF16, after <immintrin.h> (and after
- * tests/avx512_emulated.h where AVX-512F itself is emulated), whose declarations the macros hide.
+ * gemm/emulate/avx512.h where AVX-512F itself is emulated), whose declarations the macros hide.
  *
  *   _mm512_dpbf16_ps(acc, a, b)    vdpbf16ps: per lane i, two FMA steps, element 2i+1 then 2i,
  *                                  DAZ/FTZ, round to nearest even (vg_bf16_dot_pair)
@@ -12,7 +12,7 @@
  * The 512-bit integer and bf16 vectors are structs of lanes; the kernel moves them with memcpy. */
 #ifndef VG_BF16_EMULATED_H
 #define VG_BF16_EMULATED_H
-#include "tensor/bf16.h"
+#include "gemm/bf16.h"
 #include <string.h>
 
 typedef struct { uint16_t w[32]; } vg_emu_m512bh;

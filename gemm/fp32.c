@@ -29,7 +29,7 @@
                               (defined(VG_GEMM_EMULATE_AVX512) && defined(__AVX2__) && defined(__FMA__)))
 #include <immintrin.h>
 #if !defined(__AVX512F__)  /* make test runs this path with its 512-bit intrinsics in plain C */
-#include "tests/avx512_emulated.h"
+#include "gemm/emulate/avx512.h"
 #endif
 #define VG_GEMM_AVX512 1
 enum { MR = 12, NR = 32 };
@@ -40,7 +40,7 @@ enum { MR = 6, NR = 16 };
 #else
 enum { MR = 4, NR = 8 };
 #endif
-#include "gemm_common.h"
+#include "common.h"
 
 /* Nominal block sizes; the actual ones are balanced so blocks are about equal (see gemm_packed).
  * The B micro-panel KC×NR stays in L1 (AVX2: 384×16×4 B = 24 KiB; AVX-512: 256×32×4 B = 32 KiB),
@@ -64,7 +64,7 @@ enum { KC = VG_GEMM_KC, MC = VG_GEMM_MC, NC = NR * 192 };
 #define SMALL_WORK (1L << 19)
 
 
-/* Per-thread packing buffers (tensor/gemm_common.h). */
+/* Per-thread packing buffers (gemm/common.h). */
 static _Thread_local vg_gemm_scratch tl_bufA, tl_bufB;
 static real *buf_get(vg_gemm_scratch *b, size_t n) { return vg_gemm_scratch_get(b, n * sizeof(real)); }
 

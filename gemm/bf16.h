@@ -1,7 +1,8 @@
-/* bf16.h — bfloat16 and the two AVX512_BF16 operations the --amp GEMM is built on, in scalar C
- * with the instructions' exact semantics (Intel SDM pseudo-code; tests/test_gemm_bf16.c checks
- * them bit for bit against the instructions on CPUs that have them). Used by the GEMM's fallback,
- * by tests/bf16_emulated.h (the kernel with its intrinsics in C) and by the tests.
+/* bf16.h — bfloat16 and the operations the --amp GEMMs are built on, in scalar C with the
+ * instructions' semantics: the two AVX512_BF16 ones (Intel SDM pseudo-code; tests/test_gemm_bf16.c
+ * checks them bit for bit against the instructions on CPUs that have them) and AMX's tdpbf16ps
+ * (as Bochs's emulator defines it; checked against the tiles where a CPU has them). Used by the GEMM's fallback,
+ * by gemm/emulate/avx512_bf16.h (the kernel with its intrinsics in C) and by the tests.
  *
  * A bf16 is the top 16 bits of an IEEE float: sign, 8 exponent bits, 7 fraction bits. */
 #ifndef VG_BF16_H
@@ -60,5 +61,29 @@ static inline float vg_bf16_fma_step(float acc, vg_bf16 a, vg_bf16 b) {
 static inline float vg_bf16_dot_pair(float acc, uint32_t a, uint32_t b) {
     acc = vg_bf16_fma_step(acc, (vg_bf16)(a >> 16), (vg_bf16)(b >> 16));
     return vg_bf16_fma_step(acc, (vg_bf16)(a & 0xffffu), (vg_bf16)(b & 0xffffu));
+}
+
+/* a + b in FP32 with denormal inputs taken as zero and a denormal result flushed (DAZ, FTZ) */
+static inline float vg_bf16_add_daz_ftz(float a, float b) {
+    if ((vg_f32_bits(a) & 0x7f800000u) == 0) a = vg_bits_f32(vg_f32_bits(a) & 0x80000000u);
+    if ((vg_f32_bits(b) & 0x7f800000u) == 0) b = vg_bits_f32(vg_f32_bits(b) & 0x80000000u);
+    const float s = a + b;
+    return (vg_f32_bits(s) & 0x7f800000u) == 0 ? vg_bits_f32(vg_f32_bits(s) & 0x80000000u) : s;
+}
+
+/* tdpbf16ps on one row of C: c[n] += Σ_p a[2p]·b[p][2n] + a[2p+1]·b[p][2n+1] for n < nn, p < kp,
+ * the way Bochs's emulator of the instruction does it (bochs/cpu/avx/amx.cc): per n, the even and
+ * the odd products are each accumulated from zero in their own FP32 sum, p ascending, one rounding
+ * per step (vg_bf16_fma_step: DAZ, FTZ, nearest even); then c[n] + (even + odd), DAZ/FTZ adds.
+ * a: the row of the A tile (2·kp bf16); b: the B tile, row p holding 2·nn bf16 at b + p·ldb. */
+static inline void vg_tdpbf16ps_row(float *c, const vg_bf16 *a, const vg_bf16 *b, int ldb, int kp, int nn) {
+    for (int n = 0; n < nn; n++) {
+        float even = 0, odd = 0;
+        for (int p = 0; p < kp; p++) {
+            even = vg_bf16_fma_step(even, a[2 * p], b[(long)p * ldb + 2 * n]);
+            odd = vg_bf16_fma_step(odd, a[2 * p + 1], b[(long)p * ldb + 2 * n + 1]);
+        }
+        c[n] = vg_bf16_add_daz_ftz(c[n], vg_bf16_add_daz_ftz(even, odd));
+    }
 }
 #endif

@@ -1,11 +1,11 @@
-/* gemm_common.h — what the FP32 GEMM (tensor/gemm.c) and the bf16 GEMM (tensor/gemm_bf16.c) share:
+/* gemm_common.h — what the FP32 GEMM (gemm/fp32.c) and the bf16 GEMM (gemm/bf16_dp.c) share:
  * per-thread scratch buffers, block arithmetic, the problem description, and the AVX-512 kernels'
  * store of one C row. Internal:
  * include it after defining VG_GEMM_AVX512 / VG_BF16_DP and including the intrinsics. */
 #ifndef VG_GEMM_COMMON_H
 #define VG_GEMM_COMMON_H
 #include <stdlib.h>
-#include "real.h"
+#include "tensor/real.h"
 
 #define VG_ALWAYS_INLINE inline __attribute__((always_inline))
 

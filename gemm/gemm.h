@@ -1,5 +1,15 @@
 /* gemm.h — the single matrix-product entry point. Every matmul in vitgrad goes through here.
  *
+ * gemm/ holds every kernel and how one is chosen (gemm/README.md):
+ *   fp32.c      FP32: AVX-512 12×32, AVX2+FMA 6×16 or portable C 4×8, fixed at compile time
+ *               (-march=native)
+ *   bf16.c      the bf16 front end (--amp): picks a backend once per process (vg_gemm_bf16_use)
+ *   amx.c       AMX tiles: tdpbf16ps on 2×2 tiles of 16×16, chosen at run time (gemm/cpu.c)
+ *   bf16_dp.c   AVX512_BF16: vdpbf16ps 12×32, compiled where -march=native has AVX512_BF16
+ *   cpu.c       what this CPU and kernel allow: CPUID, XCR0, Linux's AMX permission
+ *   emulate/    the intrinsics of each SIMD backend in plain C, so make test runs every kernel
+ *               on any x86-64 machine with AVX2+FMA
+ *
  *   C = alpha * op(A) * op(B) + beta * C        (row-major)
  *   op(A) is M×K: A is M×K (lda ≥ K) when transA == 0, or K×M (lda ≥ M) when transA != 0.
  *   op(B) is K×N: B is K×N (ldb ≥ N) when transB == 0, or N×K (ldb ≥ K) when transB != 0.
@@ -8,7 +18,8 @@
  * Deterministic: every C element is summed over K in the same order whatever the thread count. */
 #ifndef VG_GEMM_H
 #define VG_GEMM_H
-#include "real.h"
+#include "tensor/real.h"
+#include <stdbool.h>
 
 void vg_gemm(int transA, int transB, int M, int N, int K,
              real alpha, const real *A, int lda, const real *B, int ldb,
@@ -34,7 +45,7 @@ const char *vg_gemm_kernel(void);
  * so every thread gets at least ~2 MFLOP. */
 int vg_gemm_threads(long work);
 
-/* ---- bf16 GEMM (tensor/gemm_bf16.c), what --amp's matrix products run on: the same arguments
+/* ---- bf16 GEMM (gemm/bf16_dp.c), what --amp's matrix products run on: the same arguments
  * and contract as vg_gemm / _bias / _batched above, but every element of op(A) and op(B) is
  * first rounded to bfloat16 (round to nearest even) and the products are summed in FP32.
  * Deterministic for a given thread count like vg_gemm. Float32 build only (not in -DVG_DOUBLE). */
@@ -45,7 +56,27 @@ void vg_gemm_bf16_bias(int transA, int transB, int M, int N, int K, float alpha,
 void vg_gemm_bf16_batched(int batch, int transA, int transB, int M, int N, int K, float alpha,
                           const float *A, int lda, long strideA, const float *B, int ldb, long strideB,
                           float beta, float *C, int ldc, long strideC);
-/* "avx512_bf16 vdpbf16ps 12x32" (CPUs with AVX512_BF16), "… emulated in C" (make test's second
- * run), or the fallback "bf16-rounded inputs, FP32 kernel (no AVX512_BF16)". */
+/* The bf16 backends, one chosen per process (gemm/bf16.c):
+ *   "amx"        AMX tiles (tdpbf16ps), where CPUID, XCR0 and Linux's permission allow them
+ *   "vdpbf16ps"  AVX512_BF16 vdpbf16ps, where the build has it (-march=native)
+ *   "rounded"    op(A), op(B) rounded to bf16 into FP32 copies, then the FP32 GEMM: the bf16
+ *                semantics on any CPU (FP32 sums in another order), slower than FP32
+ *   "fp32"       the FP32 GEMM itself, inputs not rounded: what --amp runs where no bf16 kernel
+ *                is faster than FP32 (the same bits as without --amp)
+ *   "auto"       amx if usable; else vdpbf16ps on CPUs whose vdpbf16ps outruns their FP32 FMAs
+ *                (AMD Zen 4/5: twice the rate, measured); else fp32 (Intel without AMX: vdpbf16ps
+ *                at half the FMA rate, measured; CPUs without AVX512_BF16).
+ * The environment variable VG_BF16_GEMM names the backend when vg_gemm_bf16_use was not called.
+ * vg_gemm_bf16_use returns false (vg_error() says why) for a backend this CPU or build lacks; call
+ * it between products, not while one runs. */
+bool vg_gemm_bf16_use(const char *name);
+/* The backend's name as vg_gemm_bf16_use takes it ("amx", "vdpbf16ps", "rounded", "fp32"). */
+const char *vg_gemm_bf16_backend(void);
+/* Its kernel, for start-up lines: e.g. "amx tdpbf16ps 32x32 (2x2 tiles)", "avx512_bf16 vdpbf16ps
+ * 12x32", "… emulated in C" (make test's emulated run), "FP32 GEMM (avx512 12x32)". */
 const char *vg_gemm_bf16_kernel(void);
+/* Why auto chose it, or "chosen by VG_BF16_GEMM" / "chosen by the caller"; one line. */
+const char *vg_gemm_bf16_reason(void);
+/* Whether a backend can run here (false: why, as a sentence, in *why when why is not NULL). */
+bool vg_gemm_bf16_available(const char *name, const char **why);
 #endif

@@ -1,0 +1,267 @@
+/* amx.c — the AMX backend of the bf16 GEMM (gemm/bf16.c picks it where gemm/cpu.c finds the tiles
+ * usable): C = alpha · bf16(op(A)) · bf16(op(B)) + beta·C + bias, products summed in FP32 by
+ * tdpbf16ps on tiles.
+ *
+ * The instruction: C tile (16×16 FP32) += A tile (16 rows × 32 bf16 along k) · B tile (16 rows ×
+ * 16 pairs: row p holds (B(2p, j), B(2p+1, j)) for j = 0..15), 16,384 FLOP per issue. Register
+ * blocking 2×2, as oneDNN's and OpenBLAS's AMX kernels: a 32×32 block of C in tiles 0–3, two A
+ * tiles (4, 5) and two B tiles (6, 7) per 32 k, one tile load per tdpbf16ps.
+ *
+ * Packing, once per call into per-thread scratch, FP32 → bf16 (nearest even) as it goes, each tile
+ * 1 KiB contiguous (loads at stride 64):
+ *   A → 32-row panels, per 32 k two row-major tiles   [kb][half][row 0..15][32 k]
+ *   B → 32-col panels, per 32 k two pair-major tiles  [kb][half][pair 0..15][16 cols × 2]
+ * rows past M, columns past N and k past K zero (a zero pair adds nothing). Both operand layouts
+ * are handled: along k in memory (A of NN/NT, B of NT = PyTorch's Linear weight) or across rows
+ * (A of TN = dW's Xᵀ, B of NN): the one that does not match the tile's layout goes through a 16×16
+ * transpose of 32-bit pairs.
+ *
+ * Blocking: units of C (row block × column block, handed out dynamically) as gemm/bf16_dp.c; in a
+ * unit, K in blocks of KB·32 outermost (the B panel block, KB·2 KiB, stays in L1 over the unit's
+ * row panels; the A block, MC·KB·64 bytes, in L2), column panels, row panels. A full 32×32 block
+ * with alpha 1 and beta 0 or 1 accumulates in place: its tiles start from zero, from C (beta 1),
+ * or from a 32-row copy of the bias, and every K block
+ * stores the FP32 tiles to C and the next loads them back, which is exact — so the sums are the
+ * same bits for any K blocking. Other blocks (edges, alpha ≠ 1, other beta) run all of K in the
+ * tiles and finish through a 4 KiB buffer: c = alpha·acc + beta·c + bias. Each element's sum runs
+ * over the same tiles in the same order whatever the units and the thread count: deterministic.
+ *
+ * Tile configuration (palette 1, all eight tiles 16 rows × 64 bytes) is loaded once per thread and
+ * kept. make test runs this file with the tile instructions emulated in C (gemm/emulate/amx.h,
+ * -DVG_GEMM_EMULATE_AMX), on any x86-64 machine with AVX2+FMA. Not built in the float64 library. */
+#ifndef VG_DOUBLE
+#include "gemm.h"
+#include "bf16.h"
+#include "backend.h"
+#include "cpu.h"
+#include <omp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(VG_GEMM_EMULATE_AMX)
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#include <immintrin.h>
+#if !defined(__AVX512F__)
+#include "gemm/emulate/avx512.h"
+#endif
+#if !defined(__AVX512BF16__)
+#include "gemm/emulate/avx512_bf16.h"
+#endif
+#include "gemm/emulate/amx.h"
+#define VG_AMX 1
+#endif
+#else
+#include <immintrin.h>
+#define VG_AMX 1
+#define VG_AMX_NATIVE 1
+#endif
+#endif
+
+#include "common.h"
+
+#if defined(VG_AMX)
+#if defined(VG_AMX_NATIVE)
+/* Every CPU with AMX-BF16 has AVX-512 (F, BW) and AVX512_BF16: the kernel and its packing use them,
+ * whatever -march the rest of the build has. Only this region is compiled for them; it runs only
+ * after gemm/cpu.c said yes. */
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512bw,avx512bf16,amx-tile,amx-bf16")
+#endif
+#include "bf16_pairs.h"
+
+enum { TR = 16, TK = 32, BLK = 32, KB = 16, MC = BLK * 8, NC = BLK * 8 };
+
+static _Thread_local vg_gemm_scratch tl_A, tl_B;
+static _Thread_local int tl_configured;
+
+static void configure_tiles(void) {
+    if (tl_configured) return;
+    uint8_t cfg[64] = {0};
+    cfg[0] = 1;                                                  /* palette 1 */
+    for (int t = 0; t < 8; t++) { cfg[16 + 2 * t] = 64; cfg[48 + t] = TR; }
+    _tile_loadconfig(cfg);
+    tl_configured = 1;
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Packing one 1 KiB tile: rows [0, rows) of an operand (element (r, k) at src[r*rs + k*cs]), k in
+ * [0, kn), kn ≤ 32. Row-major (A): dst word [r][p] = pair (r, 2p); pair-major (B): [p][r]. */
+static VG_ALWAYS_INLINE void transpose16(uint32_t *restrict dst, const uint32_t *restrict src) {
+    for (int i = 0; i < 16; i++)
+        for (int j = 0; j < 16; j++) dst[j * 16 + i] = src[i * 16 + j];
+}
+static void pack_tile(uint32_t *restrict dst, const float *src, long rs, long cs, int rows, int kn,
+                      int pair_major) {
+    uint32_t tmp[256], *out = pair_major == (rs == 1 && cs != 1) ? dst : tmp;
+    if (rs == 1 && cs != 1) {                    /* rows side by side in memory: pairs of k rows */
+        for (int p = 0; p < 16; p++) {
+            const float *lo = src + 2L * p * cs, *hi = 2 * p + 1 < kn ? lo + cs : NULL;
+            pairs_across_rows(out + p * 16, lo, hi, 2 * p < kn ? rows : 0);
+        }
+    } else if (cs == 1) {                        /* k contiguous: 32 values of a row → 16 pairs */
+        for (int r = 0; r < 16; r++) pairs_along_k(out + r * 16, src + r * rs, r < rows ? kn : 0);
+    } else {
+        for (int r = 0; r < 16; r++)
+            for (int p = 0; p < 16; p++) {
+                const int k = 2 * p;
+                const uint32_t lo = r < rows && k < kn ? vg_f32_to_bf16(src[r * rs + k * cs]) : 0;
+                const uint32_t hi = r < rows && k + 1 < kn ? vg_f32_to_bf16(src[r * rs + (k + 1) * cs]) : 0;
+                tmp[r * 16 + p] = lo | hi << 16;
+            }
+        out = tmp;
+        if (pair_major) { transpose16(dst, tmp); return; }
+        memcpy(dst, tmp, sizeof tmp);
+        return;
+    }
+    if (out == tmp) transpose16(dst, tmp);
+}
+
+/* One 32-row (A) or 32-column (B) panel: all K blocks, two tiles each. */
+static void pack_panel(uint32_t *dst, const float *src, long rs, long cs, int rows, int K, int pair_major) {
+    for (int k0 = 0, kb = 0; k0 < K; k0 += TK, kb++)
+        for (int h = 0; h < 2; h++) {
+            const int hr = rows - h * TR;
+            pack_tile(dst + (2L * kb + h) * 256, src + (long)h * TR * rs + (long)k0 * cs, rs, cs,
+                      hr < 0 ? 0 : hr > TR ? TR : hr, K - k0 < TK ? K - k0 : TK, pair_major);
+        }
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * The 2×2-tile block: tiles 0..3 = C (rows 0–15 | 16–31) × (cols 0–15 | 16–31) over nkb K blocks
+ * of the packed panels a, b. init: NULL (zero) or 32×32 floats at init with row stride init_ld;
+ * result stored to dst (row stride dst_ld floats). */
+static VG_ALWAYS_INLINE void block_2x2(const uint32_t *a, const uint32_t *b, int nkb, const float *init,
+                                       long init_ld, float *dst, long dst_ld) {
+    if (init) {
+        _tile_loadd(0, init, init_ld * 4);
+        _tile_loadd(1, init + 16, init_ld * 4);
+        _tile_loadd(2, init + 16 * init_ld, init_ld * 4);
+        _tile_loadd(3, init + 16 * init_ld + 16, init_ld * 4);
+    } else {
+        _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
+    }
+    for (int kb = 0; kb < nkb; kb++, a += 512, b += 512) {
+        _tile_loadd(4, a, 64);
+        _tile_loadd(6, b, 64);
+        _tile_loadd(5, a + 256, 64);
+        _tile_dpbf16ps(0, 4, 6);
+        _tile_loadd(7, b + 256, 64);
+        _tile_dpbf16ps(2, 5, 6);
+        _tile_dpbf16ps(1, 4, 7);
+        _tile_dpbf16ps(3, 5, 7);
+    }
+    _tile_stored(0, dst, dst_ld * 4);
+    _tile_stored(1, dst + 16, dst_ld * 4);
+    _tile_stored(2, dst + 16 * dst_ld, dst_ld * 4);
+    _tile_stored(3, dst + 16 * dst_ld + 16, dst_ld * 4);
+}
+
+/* c[0:mr, 0:nr] = alpha·acc + beta·c + bias (beta 0: c's old contents ignored, NaN included) */
+static void finish_block(const float *acc, float *c, long ldc, int mr, int nr, float alpha, float beta,
+                         const float *bias) {
+    for (int r = 0; r < mr; r++)
+        for (int j = 0; j < nr; j++) {
+            const float t = bias ? bias[j] : 0;
+            c[r * ldc + j] = alpha * acc[r * BLK + j] + (beta == 0 ? t : beta * c[r * ldc + j] + t);
+        }
+}
+
+/* The product on nt threads (1: the calling thread alone). */
+static void gemm_amx(const gemm_problem *p, int nt) {
+    const int M = p->M, N = p->N, K = p->K, nkb = ceil_div(K, TK);
+    const int mpanels = ceil_div(M, BLK), npanels = ceil_div(N, BLK);
+    const long panel = 512L * nkb;                       /* 32-bit words in one packed panel */
+    uint32_t *bufA = vg_gemm_scratch_get(&tl_A, sizeof(uint32_t) * (size_t)(mpanels * panel));
+    uint32_t *bufB = vg_gemm_scratch_get(&tl_B, sizeof(uint32_t) * (size_t)(npanels * panel));
+    if (!bufA || !bufB) abort();                                         /* out of memory */
+    const int kbs = balanced_block(nkb, KB, 1), mc = balanced_block(M, MC, BLK);
+    const int row_blocks = ceil_div(M, mc);
+    int col_blocks = ceil_div(N, NC);
+    if (row_blocks * col_blocks < 2 * nt) col_blocks = ceil_div(2 * nt, row_blocks);
+    if (col_blocks > npanels) col_blocks = npanels;
+    const int nc = round_up(ceil_div(N, col_blocks), BLK);
+    col_blocks = ceil_div(N, nc);
+    const int units = row_blocks * col_blocks;
+    /* in place (see the top): alpha 1, beta 0 or 1, and no bias with beta 1 */
+    const int in_place = p->alpha == 1 && (p->beta == 0 || (p->beta == 1 && !p->bias));
+    #pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+        #pragma omp for schedule(static) nowait
+        for (int i = 0; i < mpanels; i++)
+            pack_panel(bufA + i * panel, p->A + (long)i * BLK * p->rsA, p->rsA, p->csA,
+                       M - i * BLK < BLK ? M - i * BLK : BLK, K, 0);
+        #pragma omp for schedule(static)
+        for (int j = 0; j < npanels; j++)
+            pack_panel(bufB + j * panel, p->B + (long)j * BLK * p->csB, p->csB, p->rsB,
+                       N - j * BLK < BLK ? N - j * BLK : BLK, K, 1);
+        configure_tiles();
+        float acc[BLK * BLK] __attribute__((aligned(64)));
+        float bias_rows[BLK * BLK] __attribute__((aligned(64)));
+        #pragma omp for schedule(dynamic, 1)
+        for (int u = 0; u < units; u++) {
+            const int i0 = (u / col_blocks) * mc, j0 = (u % col_blocks) * nc;
+            const int i1 = i0 + mc < M ? i0 + mc : M, j1 = j0 + nc < N ? j0 + nc : N;
+            for (int kb0 = 0; kb0 < nkb; kb0 += kbs) {
+                const int n_kb = nkb - kb0 < kbs ? nkb - kb0 : kbs;
+                for (int j = j0; j < j1; j += BLK) {
+                    const uint32_t *bp = bufB + (j / BLK) * panel;
+                    const int nr = j1 - j < BLK ? j1 - j : BLK;
+                    const float *bias = p->bias ? p->bias + j : NULL;
+                    if (bias && kb0 == 0 && nr == BLK)
+                        for (int r = 0; r < BLK; r++) memcpy(bias_rows + r * BLK, bias, sizeof(float) * BLK);
+                    for (int i = i0; i < i1; i += BLK) {
+                        const uint32_t *ap = bufA + (i / BLK) * panel;
+                        const int mr = i1 - i < BLK ? i1 - i : BLK;
+                        float *c = p->C + (long)i * p->ldc + j;
+                        if (in_place && mr == BLK && nr == BLK) {
+                            const float *init = kb0 > 0 || p->beta == 1 ? c : bias ? bias_rows : NULL;
+                            const long init_ld = init == bias_rows ? BLK : p->ldc;
+                            block_2x2(ap + kb0 * 512L, bp + kb0 * 512L, n_kb, init, init_ld, c, p->ldc);
+                        } else if (kb0 == 0) {                   /* edges, alpha, beta: all of K */
+                            block_2x2(ap, bp, nkb, NULL, 0, acc, BLK);
+                            finish_block(acc, c, p->ldc, mr, nr, p->alpha, p->beta, bias);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+#if defined(VG_AMX_NATIVE)
+#pragma GCC pop_options
+#endif
+#endif  /* VG_AMX */
+
+bool vg_amx_usable(const char **why) {
+#if defined(VG_AMX) && defined(VG_GEMM_EMULATE_AMX)
+    (void)why;
+    return true;
+#elif defined(VG_AMX)
+    const vg_cpu_features *cpu = vg_cpu();
+    if (!cpu->amx && why) *why = cpu->amx_why;
+    return cpu->amx;
+#else
+    if (why) *why = "this build has no AMX kernel (not x86-64 with GCC, or no AVX2+FMA to emulate it)";
+    return false;
+#endif
+}
+
+void vg_amx_gemm(const gemm_problem *p, int nt) {
+#if defined(VG_AMX)
+    gemm_amx(p, nt);
+#else
+    (void)p; (void)nt;
+    abort();
+#endif
+}
+
+const char *vg_amx_name(void) {
+#if defined(VG_GEMM_EMULATE_AMX)
+    return "amx tdpbf16ps 32x32 (2x2 tiles), emulated in C";
+#else
+    return "amx tdpbf16ps 32x32 (2x2 tiles)";
+#endif
+}
+#endif  /* VG_DOUBLE */
