@@ -191,6 +191,12 @@ reference:
 # ---- benchmarks (not tests)
 $(B)/gemm_bench: bench/gemm_bench.c gemm/fp32.c gemm/gemm.h
 	$(CC) $(CFLAGS) bench/gemm_bench.c gemm/fp32.c -o $@ -lopenblas -lm
+# vg_gemm_bf16 vs vg_gemm (bench/run.sh's "bf16gemm" part), and vs oneDNN's bf16 matmul (its "dnnl"
+# part; needs libdnnl-dev, the part says so and skips without it)
+$(B)/bf16_gemm_probe: $(B)/f32/bench/bf16_gemm_probe.o $(B)/libvitgrad.a
+	$(CC) $^ -o $@ $(LDLIBS)
+$(B)/dnnl_gemm: $(B)/f32/bench/dnnl_gemm.o $(B)/libvitgrad.a
+	$(CC) $^ -o $@ -ldnnl $(LDLIBS)
 bench: train-binary $(B)/gemm_bench
 	bash bench/run.sh $(B)
 # data-parallel speed: 1 process vs 2 ranks over shared memory and TCP, and a scaling model

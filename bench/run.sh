@@ -1,15 +1,32 @@
 #!/usr/bin/env bash
-# run.sh — `make bench`: vitgrad's training speed against PyTorch's on the four presets, then the
-# GEMM table against OpenBLAS, then where vitgrad's step goes (./train --profile). Not a test;
-# prints Markdown tables for docs/benchmarks.md.
+# run.sh — `make bench`: vitgrad's training speed against PyTorch's on the four presets (FP32 and
+# bf16), the machine's ceilings (FP32 FMA, vdpbf16ps, AMX), the GEMM tables (FP32 against OpenBLAS,
+# bf16 against FP32 and against oneDNN), then where vitgrad's step goes (./train --profile). Not a
+# test; prints Markdown tables for docs/benchmarks.md.
 #
-#   bash bench/run.sh [BUILD_DIR]        (make bench builds ./train and BUILD_DIR/gemm_bench first)
+#   bash bench/run.sh [BUILD_DIR]        (make bench builds ./train and BUILD_DIR/gemm_bench first;
+#                                         the bf16gemm and dnnl parts make their programs themselves)
+#   e.g. PARTS="amx dnnl" GEMM_REPS=1 GEMM_USE="qkv forward" PEAK_RUNS=1 bash bench/run.sh   (a quick look)
 #
-# Environment knobs: PARTS (which sections, default "fp32 amp gemm profile"), PRESETS (default
-# "vit-tiny-cifar:4 vit-micro-cifar:6 vit-mnist:10 vit-tiny-in64:4": preset:timed steps),
-# ROUNDS (alternating rounds per row, default 2),
-# GEMM_REPS (rounds per GEMM row, default 3), PYTHON (default /usr/bin/python3), TRAIN (default
-# ./train; e.g. an older binary to compare).
+# Environment knobs: PARTS (which sections, default "fp32 amp amx gemm bf16gemm dnnl profile"),
+# PRESETS (default "vit-tiny-cifar:4 vit-micro-cifar:6 vit-mnist:10 vit-tiny-in64:4": preset:timed
+# steps), ROUNDS (alternating rounds per row, default 2),
+# GEMM_REPS (rounds per GEMM row, default 3), GEMM_USE (the dnnl part times only the shapes whose
+# use contains it, e.g. "qkv forward"; default all), PEAK_RUNS (runs of each ceiling program per
+# measurement, default 5), PYTHON (default /usr/bin/python3), TRAIN (default ./train; e.g. an older
+# binary to compare). VG_BF16_GEMM, when set, picks vitgrad's bf16 backend for every part.
+#
+# Parts: fp32 (./train vs PyTorch), amp (--amp vs PyTorch autocast bf16), amx (the ceilings: FP32
+# FMA, vdpbf16ps and AMX tdpbf16ps, bench/amx_peak.c; it says "amx_peak: skipped: <why>" without
+# AMX), gemm (vg_gemm vs OpenBLAS, bench/gemm_bench.c), bf16gemm (vg_gemm_bf16 vs vg_gemm,
+# bench/bf16_gemm_probe.c, with the bf16 backend named), dnnl (vg_gemm_bf16 vs oneDNN's bf16
+# matmul, bench/dnnl_gemm.c; skipped, saying so, without libdnnl-dev), profile (./train --profile).
+#
+# Every GEMM row these parts measure is held against its ceiling measured in the same run, at the
+# same thread count: an FP32 GEMM against bench/fma_peak.c, a bf16 GEMM against the ceiling of the
+# backend that ran it (amx: bench/amx_peak.c; vdpbf16ps: bench/bf16_peak.c; fp32 and rounded: the
+# FMA ceiling). A row below half of it gets a line "WARNING: <what>, <kernel>: X GFLOP/s, below
+# half of <ceiling> Y" — a busy core, a kernel choice gone wrong, or a regression.
 #
 # Fairness: the two programs alternate (vitgrad, PyTorch, vitgrad, PyTorch …) and each row keeps
 # the best round of each side. Both run with the same priority: SCHED_FIFO 1 (`chrt -f 1`) when we
@@ -28,10 +45,12 @@
 set -u
 B=${1:-build}
 ROUNDS=${ROUNDS:-2}
-PARTS=${PARTS:-fp32 amp gemm profile}
+PARTS=${PARTS:-fp32 amp amx gemm bf16gemm dnnl profile}
 PRESETS=${PRESETS:-vit-tiny-cifar:4 vit-micro-cifar:6 vit-mnist:10 vit-tiny-in64:4}
 part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 GEMM_REPS=${GEMM_REPS:-3}
+GEMM_USE=${GEMM_USE:-}
+PEAK_RUNS=${PEAK_RUNS:-5}
 PYTHON=${PYTHON:-/usr/bin/python3}
 TRAIN=${TRAIN:-./train}
 cd "$(dirname "$0")/.."
@@ -46,10 +65,84 @@ if [ ! -x "$B/fma_peak" ] || [ bench/fma_peak.c -nt "$B/fma_peak" ] || [ bench/p
 fi
 # the best of three runs, each thread on its own core (one run of the 2-thread loop once put both
 # threads on one core and reported half the ceiling)
-PEAKS=$(for i in 1 2 3; do OMP_PROC_BIND=spread OMP_PLACES=cores $PRIO "$B/fma_peak" 2; done)
+PEAKS=$(for i in 1 2 3; do OMP_PROC_BIND=spread OMP_PLACES=cores $PRIO "$B/fma_peak" 2 "$PEAK_RUNS"; done)
 PEAK1=$(echo "$PEAKS" | awk '$3 == 1 && $5 > m {m = $5} END {print m}')
 PEAK2=$(echo "$PEAKS" | awk '$3 == 2 && $5 > m {m = $5} END {print m}')
 VEC=$(echo "$PEAKS" | head -1 | sed -E 's/.*\((.*)\).*/\1/')
+
+# the bf16 ceilings, measured once, by the first part that needs them (best of three runs as above):
+# vdpbf16ps (bench/bf16_peak.c; BPEAK1 = 0 where the build has no AVX512_BF16) and AMX tdpbf16ps
+# (bench/amx_peak.c; APEAK1 = 0 and AMX_SKIP its "skipped" line where AMX is not usable)
+BPEAK1=""; APEAK1=""; AMX_SKIP=""
+bf16_ceiling() {
+    [ -n "$BPEAK1" ] && return 0
+    if [ ! -x "$B/bf16_peak" ] || [ bench/bf16_peak.c -nt "$B/bf16_peak" ] || [ bench/peak_run.h -nt "$B/bf16_peak" ]; then
+        gcc -std=c11 -O2 -march=native -fopenmp -Wall -Wextra bench/bf16_peak.c -o "$B/bf16_peak" || exit 1
+    fi
+    BPEAKS=$(for i in 1 2 3; do OMP_PROC_BIND=spread OMP_PLACES=cores $PRIO "$B/bf16_peak" 2 "$PEAK_RUNS"; done)
+    BPEAK1=$(echo "$BPEAKS" | awk '$3 == 1 && $5 > m {m = $5} END {print m + 0}')
+    BPEAK2=$(echo "$BPEAKS" | awk '$3 == 2 && $5 > m {m = $5} END {print m + 0}')
+}
+amx_ceiling() {
+    [ -n "$APEAK1" ] && return 0
+    APEAK1=0; APEAK2=0
+    if [ ! -x "$B/amx_peak" ] || [ bench/amx_peak.c -nt "$B/amx_peak" ] || [ bench/peak_run.h -nt "$B/amx_peak" ]; then
+        if ! gcc -std=c11 -O2 -march=native -fopenmp -Wall -Wextra bench/amx_peak.c -o "$B/amx_peak"; then
+            AMX_SKIP="amx_peak: skipped: bench/amx_peak.c did not build (gcc >= 11 and binutils >= 2.36 know the AMX instructions)"
+            return 0
+        fi
+    fi
+    APEAKS=$(for i in 1 2 3; do OMP_PROC_BIND=spread OMP_PLACES=cores $PRIO "$B/amx_peak" 2 "$PEAK_RUNS"; done)
+    AMX_SKIP=$(echo "$APEAKS" | grep -m1 -E '^amx_peak: ')
+    APEAK1=$(echo "$APEAKS" | awk '$1 == "amx_peak" && $3 == 1 && $5 > m {m = $5} END {print m + 0}')
+    APEAK2=$(echo "$APEAKS" | awk '$1 == "amx_peak" && $3 == 2 && $5 > m {m = $5} END {print m + 0}')
+}
+# vitgrad's bf16 backend from its kernel's name (vg_gemm_bf16_kernel)
+backend_of_kernel() {
+    case "$1" in
+    amx*) echo amx ;; *vdpbf16ps*) echo vdpbf16ps ;; bf16-rounded*) echo rounded ;; "FP32 GEMM"*) echo fp32 ;; *) echo unknown ;;
+    esac
+}
+# ceiling_for KIND THREADS: CEIL (GFLOP/s, 0 when none was measured) and CEIL_NAME for a GEMM row run
+# by KIND ("fp32" for vg_gemm, else vitgrad's bf16 backend) on THREADS threads (1 or 2)
+ceiling_for() {
+    local t=$2
+    CEIL=0
+    case "$1" in
+    amx) amx_ceiling; CEIL=$([ "$t" = 1 ] && echo "$APEAK1" || echo "$APEAK2")
+         CEIL_NAME="the AMX tdpbf16ps ceiling (bench/amx_peak.c)" ;;
+    vdpbf16ps) bf16_ceiling; CEIL=$([ "$t" = 1 ] && echo "$BPEAK1" || echo "$BPEAK2")
+         CEIL_NAME="the vdpbf16ps ceiling (bench/bf16_peak.c)" ;;
+    fp32|rounded) CEIL=$([ "$t" = 1 ] && echo "$PEAK1" || echo "$PEAK2")
+         CEIL_NAME="the FP32 FMA ceiling (bench/fma_peak.c)" ;;
+    *) CEIL_NAME="no ceiling (backend $1)" ;;
+    esac
+    case "$t" in 1|2) ;; *) CEIL=0 ;; esac
+}
+# warn_if_slow WHAT GFLOPS KIND THREADS: the WARNING line when a GEMM row ran below half its ceiling
+warn_if_slow() {
+    ceiling_for "$3" "$4"
+    awk -v w="$1" -v g="$2" -v c="${CEIL:-0}" -v n="$CEIL_NAME" -v t="$4" 'BEGIN {
+        if (c > 0 && g < c / 2)
+            printf "WARNING: %s: %.1f GFLOP/s, below half of %s, %.1f GFLOP/s on %d thread%s (%.0f%%)\n",
+                   w, g, n, c, t, t == 1 ? "" : "s", 100 * g / c }'
+}
+# check_rows THR_COL GFLOPS_COL KIND LABEL_COLS PREFIX KERNEL <<< "$table": warn_if_slow for every
+# Markdown row of the table whose first cell starts with a digit (columns counted from 1): the
+# figure in GFLOPS_COL, measured by KIND on the threads in THR_COL, named by PREFIX, the cells of
+# LABEL_COLS (e.g. "1,2,3") and KERNEL. Feed it with <<<, not a pipe: the ceilings it may measure
+# on first use must stay measured for the rest of the script.
+check_rows() {
+    local thr_col=$1 g_col=$2 kind=$3 label_cols=$4 prefix=$5 kernel=$6 line label thr g
+    while IFS= read -r line; do
+        [[ $line =~ ^\|\ *[0-9] ]] || continue
+        thr=$(echo "$line" | awk -F'|' -v c="$thr_col" '{gsub(/ /, "", $(c + 1)); print $(c + 1)}')
+        g=$(echo "$line" | awk -F'|' -v c="$g_col" '{gsub(/ /, "", $(c + 1)); print $(c + 1)}')
+        label=$(echo "$line" | awk -F'|' -v cs="$label_cols" '{n = split(cs, c, ","); s = "";
+            for (i = 1; i <= n; i++) { f = $(c[i] + 1); gsub(/^ +| +$/, "", f); s = s (i > 1 ? " " : "") f }; print s}')
+        warn_if_slow "$prefix $label, $thr thread$([ "$thr" = 1 ] || echo s), kernel $kernel" "$g" "$kind" "$thr"
+    done
+}
 
 HAVE_TORCH=1
 if ! env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$PYTHON" -c "import torch" 2>/dev/null; then
@@ -130,12 +223,7 @@ fi
 
 # ---- bf16 mixed precision: ./train --amp vs its FP32 step and vs PyTorch's torch.autocast bf16
 if part amp; then
-if [ ! -x "$B/bf16_peak" ] || [ bench/bf16_peak.c -nt "$B/bf16_peak" ] || [ bench/peak_run.h -nt "$B/bf16_peak" ]; then
-    gcc -std=c11 -O2 -march=native -fopenmp -Wall -Wextra bench/bf16_peak.c -o "$B/bf16_peak" || exit 1
-fi
-BPEAKS=$(for i in 1 2 3; do OMP_PROC_BIND=spread OMP_PLACES=cores $PRIO "$B/bf16_peak" 2; done)
-BPEAK1=$(echo "$BPEAKS" | awk '$3 == 1 && $5 > m {m = $5} END {print m + 0}')
-BPEAK2=$(echo "$BPEAKS" | awk '$3 == 2 && $5 > m {m = $5} END {print m + 0}')
+bf16_ceiling
 KERNEL=$("$TRAIN" --model vit-mnist --bench 1 --threads 1 --amp 2>&1 | grep '^bench: model' | sed -E 's/.*bf16 GEMM: ([^)]*)\).*/\1/')
 echo "## bf16 mixed precision: ./train --amp vs PyTorch torch.autocast(\"cpu\", dtype=torch.bfloat16)"
 echo
@@ -180,9 +268,79 @@ echo "it by the vdpbf16ps ceiling above for that thread count; batch 128."
 echo
 fi
 
+# ---- the ceilings side by side: FP32 FMA, vdpbf16ps, AMX tdpbf16ps
+if part amx; then
+bf16_ceiling; amx_ceiling
+echo "## Ceilings: FP32 FMA, bf16 vdpbf16ps, AMX bf16 tdpbf16ps (GFLOP/s, best of 3 × $PEAK_RUNS runs, one thread per core)"
+echo
+echo "| ceiling | program | 1 thread | 2 threads |"
+echo "|---|---|---|---|"
+echo "| FP32 FMA ($VEC) | bench/fma_peak.c | $PEAK1 | $PEAK2 |"
+if [ "$BPEAK1" = 0 ]; then echo "| bf16 vdpbf16ps | bench/bf16_peak.c | — | — |"
+else echo "| bf16 vdpbf16ps (512-bit) | bench/bf16_peak.c | $BPEAK1 | $BPEAK2 |"; fi
+if [ "$APEAK1" = 0 ]; then echo "| AMX bf16 tdpbf16ps | bench/amx_peak.c | — | — |"
+else echo "| AMX bf16 tdpbf16ps (2x2 tiles of 16x16) | bench/amx_peak.c | $APEAK1 | $APEAK2 |"; fi
+echo
+[ -n "$AMX_SKIP" ] && echo "$AMX_SKIP"
+[ "$BPEAK1" = 0 ] && echo "$BPEAKS" | head -1
+echo
+fi
+
 # ---- GEMM
 if part gemm && [ -x "$B/gemm_bench" ]; then
-    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "${OB_FORCE[@]}" $PRIO "$B/gemm_bench" "$GEMM_REPS"
+    GEMM_OUT=$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "${OB_FORCE[@]}" $PRIO "$B/gemm_bench" "$GEMM_REPS")
+    echo "$GEMM_OUT"
+    # | shape | op | thr | vitgrad | OpenBLAS | ratio | use | max rel diff |
+    check_rows 3 4 fp32 "7,1,2" "FP32 GEMM" "$(echo "$GEMM_OUT" | sed -nE "s/.*vitgrad's (.*) micro-kernel.*/\1/p")" <<< "$GEMM_OUT"
+fi
+
+# ---- vitgrad's bf16 GEMM against its FP32 GEMM (bench/bf16_gemm_probe.c)
+if part bf16gemm; then
+echo
+echo "## vitgrad's bf16 GEMM (vg_gemm_bf16) vs its FP32 GEMM: bench/bf16_gemm_probe.c, median of $GEMM_REPS rounds"
+echo
+if make --no-print-directory -s B="$B" "$B/bf16_gemm_probe" >&2; then
+    PROBE_OUT=$($PRIO "$B/bf16_gemm_probe" "$GEMM_REPS")
+    PROBE_KERNEL=$(echo "$PROBE_OUT" | sed -nE 's/^bf16 GEMM kernel: (.*); FP32: .*/\1/p')
+    PROBE_FP32=$(echo "$PROBE_OUT" | sed -nE 's/^bf16 GEMM kernel: .*; FP32: (.*)/\1/p')
+    PROBE_BACKEND=$(backend_of_kernel "$PROBE_KERNEL")
+    echo "vitgrad bf16 GEMM backend: $PROBE_BACKEND ($([ -n "${VG_BF16_GEMM:-}" ] && echo "VG_BF16_GEMM=$VG_BF16_GEMM" || echo auto)), kernel: $PROBE_KERNEL"
+    echo "$PROBE_OUT"
+    echo
+    # | shape | op | use | thr | FP32 | bf16 | bf16 / FP32 |
+    check_rows 4 5 fp32 "3,1,2" "FP32 GEMM" "$PROBE_FP32" <<< "$PROBE_OUT"
+    check_rows 4 6 "$PROBE_BACKEND" "3,1,2" "bf16 GEMM ($PROBE_BACKEND)" "$PROBE_KERNEL" <<< "$PROBE_OUT"
+else
+    echo "bf16gemm: skipped: $B/bf16_gemm_probe did not build (make $B/bf16_gemm_probe)"
+fi
+echo
+fi
+
+# ---- vitgrad's bf16 GEMM against oneDNN's bf16 matmul (bench/dnnl_gemm.c), 1 and 2 threads
+if part dnnl; then
+echo
+echo "## vitgrad's bf16 GEMM vs oneDNN's bf16 matmul: bench/dnnl_gemm.c, median of $GEMM_REPS rounds"
+echo
+if [ ! -f /usr/include/oneapi/dnnl/dnnl.h ]; then
+    echo "dnnl: skipped: oneDNN is not installed (apt-get install libdnnl-dev)"
+elif ! make --no-print-directory -s B="$B" "$B/dnnl_gemm" >&2; then
+    echo "dnnl: skipped: $B/dnnl_gemm did not build (make $B/dnnl_gemm)"
+else
+    DNNL_ALL=""
+    for T in 1 2; do
+        DNNL_OUT=$(OMP_NUM_THREADS=$T $PRIO "$B/dnnl_gemm" "$GEMM_REPS" ${GEMM_USE:+"$GEMM_USE"})
+        if [ "$T" = 1 ]; then echo "$DNNL_OUT"; else echo "$DNNL_OUT" | grep -E '^\| *[0-9]|^dnnl_gemm:'; fi
+        DNNL_ALL="$DNNL_ALL$DNNL_OUT"$'\n'
+    done
+    DNNL_BACKEND=$(echo "$DNNL_ALL" | sed -nE 's/^vitgrad bf16 backend: ([^ ]*) — .*/\1/p' | head -1)
+    DNNL_KERNEL=$(echo "$DNNL_ALL" | sed -nE 's/^vitgrad bf16 backend: [^ ]* — (.*) \((auto|chosen).*/\1/p' | head -1)
+    DNNL_FP32=$(echo "$DNNL_ALL" | sed -nE 's/^vitgrad bf16 backend: .*; FP32: (.*)/\1/p' | head -1)
+    echo
+    # | shape | op | use | thr | vitgrad bf16 | oneDNN | oneDNN + reorders | ratio | ratio | vitgrad FP32 | kernel | diff |
+    check_rows 4 5 "$DNNL_BACKEND" "3,1,2" "bf16 GEMM ($DNNL_BACKEND)" "$DNNL_KERNEL" <<< "$DNNL_ALL"
+    check_rows 4 10 fp32 "3,1,2" "FP32 GEMM" "$DNNL_FP32" <<< "$DNNL_ALL"
+fi
+echo
 fi
 
 # ---- where vitgrad's step goes (wall clock, by op: ./train --profile)
