@@ -168,6 +168,48 @@ static void finish_block(const float *acc, float *c, long ldc, int mr, int nr, f
         }
 }
 
+/* What one product's units share, and one unit of C: row block × column block, K blocks outermost. */
+typedef struct {
+    const gemm_problem *p;
+    const uint32_t *bufA, *bufB;
+    long panel;
+    int nkb, kbs, mc, nc, col_blocks, in_place;
+} amx_plan;
+
+static void amx_unit(const amx_plan *pl, int u) {
+    const gemm_problem *p = pl->p;
+    const int M = p->M, N = p->N, nkb = pl->nkb, kbs = pl->kbs, in_place = pl->in_place;
+    const long panel = pl->panel;
+    const uint32_t *bufA = pl->bufA, *bufB = pl->bufB;
+    float acc[BLK * BLK] __attribute__((aligned(64)));
+    float bias_rows[BLK * BLK] __attribute__((aligned(64)));
+    const int i0 = (u / pl->col_blocks) * pl->mc, j0 = (u % pl->col_blocks) * pl->nc;
+    const int i1 = i0 + pl->mc < M ? i0 + pl->mc : M, j1 = j0 + pl->nc < N ? j0 + pl->nc : N;
+    for (int kb0 = 0; kb0 < nkb; kb0 += kbs) {
+        const int n_kb = nkb - kb0 < kbs ? nkb - kb0 : kbs;
+        for (int j = j0; j < j1; j += BLK) {
+            const uint32_t *bp = bufB + (j / BLK) * panel;
+            const int nr = j1 - j < BLK ? j1 - j : BLK;
+            const float *bias = p->bias ? p->bias + j : NULL;
+            if (bias && kb0 == 0 && nr == BLK)
+                for (int r = 0; r < BLK; r++) memcpy(bias_rows + r * BLK, bias, sizeof(float) * BLK);
+            for (int i = i0; i < i1; i += BLK) {
+                const uint32_t *ap = bufA + (i / BLK) * panel;
+                const int mr = i1 - i < BLK ? i1 - i : BLK;
+                float *c = p->C + (long)i * p->ldc + j;
+                if (in_place && mr == BLK && nr == BLK) {
+                    const float *init = kb0 > 0 || p->beta == 1 ? c : bias ? bias_rows : NULL;
+                    const long init_ld = init == bias_rows ? BLK : p->ldc;
+                    block_2x2(ap + kb0 * 512L, bp + kb0 * 512L, n_kb, init, init_ld, c, p->ldc);
+                } else if (kb0 == 0) {                   /* edges, alpha, beta: all of K */
+                    block_2x2(ap, bp, nkb, NULL, 0, acc, BLK);
+                    finish_block(acc, c, p->ldc, mr, nr, p->alpha, p->beta, bias);
+                }
+            }
+        }
+    }
+}
+
 /* The product on nt threads (1: the calling thread alone). */
 static void gemm_amx(const gemm_problem *p, int nt) {
     const int M = p->M, N = p->N, K = p->K, nkb = ceil_div(K, TK);
@@ -186,48 +228,30 @@ static void gemm_amx(const gemm_problem *p, int nt) {
     const int units = row_blocks * col_blocks;
     /* in place (see the top): alpha 1, beta 0 or 1, and no bias with beta 1 */
     const int in_place = p->alpha == 1 && (p->beta == 0 || (p->beta == 1 && !p->bias));
-    #pragma omp parallel num_threads(nt) if (nt > 1)
+#define PACK_A(i) pack_panel(bufA + (i) * panel, p->A + (long)(i) * BLK * p->rsA, p->rsA, p->csA, \
+                           M - (i) * BLK < BLK ? M - (i) * BLK : BLK, K, 0)
+#define PACK_B(j) pack_panel(bufB + (j) * panel, p->B + (long)(j) * BLK * p->csB, p->csB, p->rsB, \
+                           N - (j) * BLK < BLK ? N - (j) * BLK : BLK, K, 1)
+    const amx_plan plan = { p, bufA, bufB, panel, nkb, kbs, mc, nc, col_blocks, in_place };
+    if (nt == 1) {          /* no parallel region: attention calls this thousands of times a step */
+        for (int i = 0; i < mpanels; i++) PACK_A(i);
+        for (int j = 0; j < npanels; j++) PACK_B(j);
+        configure_tiles();
+        for (int u = 0; u < units; u++) amx_unit(&plan, u);
+        return;
+    }
+    #pragma omp parallel num_threads(nt)
     {
         #pragma omp for schedule(static) nowait
-        for (int i = 0; i < mpanels; i++)
-            pack_panel(bufA + i * panel, p->A + (long)i * BLK * p->rsA, p->rsA, p->csA,
-                       M - i * BLK < BLK ? M - i * BLK : BLK, K, 0);
+        for (int i = 0; i < mpanels; i++) PACK_A(i);
         #pragma omp for schedule(static)
-        for (int j = 0; j < npanels; j++)
-            pack_panel(bufB + j * panel, p->B + (long)j * BLK * p->csB, p->csB, p->rsB,
-                       N - j * BLK < BLK ? N - j * BLK : BLK, K, 1);
+        for (int j = 0; j < npanels; j++) PACK_B(j);
         configure_tiles();
-        float acc[BLK * BLK] __attribute__((aligned(64)));
-        float bias_rows[BLK * BLK] __attribute__((aligned(64)));
         #pragma omp for schedule(dynamic, 1)
-        for (int u = 0; u < units; u++) {
-            const int i0 = (u / col_blocks) * mc, j0 = (u % col_blocks) * nc;
-            const int i1 = i0 + mc < M ? i0 + mc : M, j1 = j0 + nc < N ? j0 + nc : N;
-            for (int kb0 = 0; kb0 < nkb; kb0 += kbs) {
-                const int n_kb = nkb - kb0 < kbs ? nkb - kb0 : kbs;
-                for (int j = j0; j < j1; j += BLK) {
-                    const uint32_t *bp = bufB + (j / BLK) * panel;
-                    const int nr = j1 - j < BLK ? j1 - j : BLK;
-                    const float *bias = p->bias ? p->bias + j : NULL;
-                    if (bias && kb0 == 0 && nr == BLK)
-                        for (int r = 0; r < BLK; r++) memcpy(bias_rows + r * BLK, bias, sizeof(float) * BLK);
-                    for (int i = i0; i < i1; i += BLK) {
-                        const uint32_t *ap = bufA + (i / BLK) * panel;
-                        const int mr = i1 - i < BLK ? i1 - i : BLK;
-                        float *c = p->C + (long)i * p->ldc + j;
-                        if (in_place && mr == BLK && nr == BLK) {
-                            const float *init = kb0 > 0 || p->beta == 1 ? c : bias ? bias_rows : NULL;
-                            const long init_ld = init == bias_rows ? BLK : p->ldc;
-                            block_2x2(ap + kb0 * 512L, bp + kb0 * 512L, n_kb, init, init_ld, c, p->ldc);
-                        } else if (kb0 == 0) {                   /* edges, alpha, beta: all of K */
-                            block_2x2(ap, bp, nkb, NULL, 0, acc, BLK);
-                            finish_block(acc, c, p->ldc, mr, nr, p->alpha, p->beta, bias);
-                        }
-                    }
-                }
-            }
-        }
+        for (int u = 0; u < units; u++) amx_unit(&plan, u);
     }
+#undef PACK_A
+#undef PACK_B
 }
 #if defined(VG_AMX_NATIVE)
 #pragma GCC pop_options

@@ -138,6 +138,27 @@ static void micro_kernel(int kcp, const uint32_t *restrict a, const uint32_t *re
 #undef ROW_STORE
 }
 
+/* One unit of C: row block × column block, every K block in order. */
+static void dp_unit(const gemm_problem *p, const uint32_t *bufA, const uint32_t *bufB, int u,
+                    int col_blocks, int mc, int nc, int kp, int kcp_n) {
+    const int M = p->M, N = p->N;
+    const int i0 = (u / col_blocks) * mc, j0 = (u % col_blocks) * nc;
+    const int i1 = i0 + mc < M ? i0 + mc : M, j1 = j0 + nc < N ? j0 + nc : N;
+    for (int pc = 0; pc < kp; pc += kcp_n) {
+        const int kcp = kp - pc < kcp_n ? kp - pc : kcp_n;
+        const float beta = pc == 0 ? p->beta : 1;                        /* later K blocks add */
+        for (int j = j0; j < j1; j += NR) {
+            const uint32_t *bp = bufB + (long)j * kp + (long)pc * NR;
+            const float *bias = pc == 0 && p->bias ? p->bias + j : NULL;
+            for (int i = i0; i < i1; i += MR)
+                micro_kernel(kcp, bufA + (long)i * kp + (long)pc * MR, bp,
+                             p->C + (long)i * p->ldc + j, p->ldc,
+                             i1 - i < MR ? i1 - i : MR, j1 - j < NR ? j1 - j : NR,
+                             p->alpha, beta, bias);
+        }
+    }
+}
+
 /* The product on nt threads (1: the calling thread alone, e.g. inside a parallel region). */
 static void gemm_dp(const gemm_problem *p, int nt) {
     const int M = p->M, N = p->N, K = p->K, kp = (K + 1) / 2;
@@ -154,35 +175,27 @@ static void gemm_dp(const gemm_problem *p, int nt) {
     const int nc = round_up(ceil_div(N, col_blocks), NR);
     col_blocks = ceil_div(N, nc);
     const int units = row_blocks * col_blocks;
-    #pragma omp parallel num_threads(nt) if (nt > 1)
+#define PACK_A(i) pack_A_panel(bufA + (long)(i) * MR * kp, p->A + (long)(i) * MR * p->rsA, p->rsA, p->csA, \
+                               M - (i) * MR < MR ? M - (i) * MR : MR, K)
+#define PACK_B(j) pack_B_panel(bufB + (long)(j) * NR * kp, p->B + (long)(j) * NR * p->csB, p->csB, p->rsB, \
+                               N - (j) * NR < NR ? N - (j) * NR : NR, K)
+    if (nt == 1) {          /* no parallel region: attention calls this thousands of times a step */
+        for (int i = 0; i < mpanels; i++) PACK_A(i);
+        for (int j = 0; j < npanels; j++) PACK_B(j);
+        for (int u = 0; u < units; u++) dp_unit(p, bufA, bufB, u, col_blocks, mc, nc, kp, kcp_n);
+        return;
+    }
+    #pragma omp parallel num_threads(nt)
     {
         #pragma omp for schedule(static) nowait
-        for (int i = 0; i < mpanels; i++)
-            pack_A_panel(bufA + (long)i * MR * kp, p->A + (long)i * MR * p->rsA, p->rsA, p->csA,
-                         M - i * MR < MR ? M - i * MR : MR, K);
+        for (int i = 0; i < mpanels; i++) PACK_A(i);
         #pragma omp for schedule(static)
-        for (int j = 0; j < npanels; j++)
-            pack_B_panel(bufB + (long)j * NR * kp, p->B + (long)j * NR * p->csB, p->csB, p->rsB,
-                         N - j * NR < NR ? N - j * NR : NR, K);
+        for (int j = 0; j < npanels; j++) PACK_B(j);
         #pragma omp for schedule(dynamic, 1)
-        for (int u = 0; u < units; u++) {
-            const int i0 = (u / col_blocks) * mc, j0 = (u % col_blocks) * nc;
-            const int i1 = i0 + mc < M ? i0 + mc : M, j1 = j0 + nc < N ? j0 + nc : N;
-            for (int pc = 0; pc < kp; pc += kcp_n) {
-                const int kcp = kp - pc < kcp_n ? kp - pc : kcp_n;
-                const float beta = pc == 0 ? p->beta : 1;                /* later K blocks add */
-                for (int j = j0; j < j1; j += NR) {
-                    const uint32_t *bp = bufB + (long)j * kp + (long)pc * NR;
-                    const float *bias = pc == 0 && p->bias ? p->bias + j : NULL;
-                    for (int i = i0; i < i1; i += MR)
-                        micro_kernel(kcp, bufA + (long)i * kp + (long)pc * MR, bp,
-                                     p->C + (long)i * p->ldc + j, p->ldc,
-                                     i1 - i < MR ? i1 - i : MR, j1 - j < NR ? j1 - j : NR,
-                                     p->alpha, beta, bias);
-                }
-            }
-        }
+        for (int u = 0; u < units; u++) dp_unit(p, bufA, bufB, u, col_blocks, mc, nc, kp, kcp_n);
     }
+#undef PACK_A
+#undef PACK_B
 }
 
 void vg_bf16_dp_gemm(const gemm_problem *p, int nt) { gemm_dp(p, nt); }
