@@ -102,18 +102,14 @@ static void pack_tile(uint32_t *restrict dst, const float *src, long rs, long cs
         }
     } else if (cs == 1) {                        /* k contiguous: 32 values of a row → 16 pairs */
         for (int r = 0; r < 16; r++) pairs_along_k(out + r * 16, src + r * rs, r < rows ? kn : 0);
-    } else {
+    } else {                                     /* neither: one value at a time, row-major */
         for (int r = 0; r < 16; r++)
             for (int p = 0; p < 16; p++) {
                 const int k = 2 * p;
                 const uint32_t lo = r < rows && k < kn ? vg_f32_to_bf16(src[r * rs + k * cs]) : 0;
                 const uint32_t hi = r < rows && k + 1 < kn ? vg_f32_to_bf16(src[r * rs + (k + 1) * cs]) : 0;
-                tmp[r * 16 + p] = lo | hi << 16;
+                out[r * 16 + p] = lo | hi << 16;     /* out is tmp exactly when pair_major */
             }
-        out = tmp;
-        if (pair_major) { transpose16(dst, tmp); return; }
-        memcpy(dst, tmp, sizeof tmp);
-        return;
     }
     if (out == tmp) transpose16(dst, tmp);
 }
@@ -218,14 +214,9 @@ static void gemm_amx(const gemm_problem *p, int nt) {
     uint32_t *bufA = vg_gemm_scratch_get(&tl_A, sizeof(uint32_t) * (size_t)(mpanels * panel));
     uint32_t *bufB = vg_gemm_scratch_get(&tl_B, sizeof(uint32_t) * (size_t)(npanels * panel));
     if (!bufA || !bufB) abort();                                         /* out of memory */
-    const int kbs = balanced_block(nkb, KB, 1), mc = balanced_block(M, MC, BLK);
-    const int row_blocks = ceil_div(M, mc);
-    int col_blocks = ceil_div(N, NC);
-    if (row_blocks * col_blocks < 2 * nt) col_blocks = ceil_div(2 * nt, row_blocks);
-    if (col_blocks > npanels) col_blocks = npanels;
-    const int nc = round_up(ceil_div(N, col_blocks), BLK);
-    col_blocks = ceil_div(N, nc);
-    const int units = row_blocks * col_blocks;
+    const int kbs = balanced_block(nkb, KB, 1);
+    const unit_grid g = make_unit_grid(M, N, MC, NC, BLK, BLK, nt);
+    const int mc = g.mc, nc = g.nc, col_blocks = g.col_blocks, units = g.units;
     /* in place (see the top): alpha 1, beta 0 or 1, and no bias with beta 1 */
     const int in_place = p->alpha == 1 && (p->beta == 0 || (p->beta == 1 && !p->bias));
 #define PACK_A(i) pack_panel(bufA + (i) * panel, p->A + (long)(i) * BLK * p->rsA, p->rsA, p->csA, \

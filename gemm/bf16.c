@@ -123,6 +123,12 @@ const char *vg_gemm_bf16_kernel(void) {
     }
 }
 
+/* The FP32 GEMM on operands A, B laid out as p's (p's own, or their rounded copies). */
+static void fp32_product(const gemm_problem *p, const float *A, const float *B) {
+    if (p->bias) vg_gemm_bias(p->transA, p->transB, p->M, p->N, p->K, p->alpha, A, p->lda, B, p->ldb, p->bias, p->C, (int)p->ldc);
+    else vg_gemm(p->transA, p->transB, p->M, p->N, p->K, p->alpha, A, p->lda, B, p->ldb, p->beta, p->C, (int)p->ldc);
+}
+
 /* "rounded": bf16-rounded FP32 copies of A and B (same layout), then the FP32 GEMM. Its products
  * are the exact FP32 values of the bf16 ones; only the order of the FP32 additions differs (and
  * results below FLT_MIN, which the bf16 instructions flush to zero). */
@@ -137,19 +143,14 @@ static void gemm_rounded(const gemm_problem *p, int nt) {
     for (long i = 0; i < na; i++) ra[i] = vg_round_bf16(p->A[i]);
     #pragma omp parallel for schedule(static) num_threads(nt) if (nt > 1)
     for (long i = 0; i < nb; i++) rb[i] = vg_round_bf16(p->B[i]);
-    if (p->bias) vg_gemm_bias(p->transA, p->transB, p->M, p->N, p->K, p->alpha, ra, p->lda, rb, p->ldb, p->bias, p->C, (int)p->ldc);
-    else vg_gemm(p->transA, p->transB, p->M, p->N, p->K, p->alpha, ra, p->lda, rb, p->ldb, p->beta, p->C, (int)p->ldc);
+    fp32_product(p, ra, rb);
 }
 
 /* One product on nt threads (single: the calling thread alone), gemm/fp32.c's thread rule. */
 static void gemm_run(gemm_problem p, int single) {
     if (p.M <= 0 || p.N <= 0) return;
     const int b = backend();
-    if (b == B_FP32) {
-        if (p.bias) vg_gemm_bias(p.transA, p.transB, p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb, p.bias, p.C, (int)p.ldc);
-        else vg_gemm(p.transA, p.transB, p.M, p.N, p.K, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, p.C, (int)p.ldc);
-        return;
-    }
+    if (b == B_FP32) { fp32_product(&p, p.A, p.B); return; }
     if (p.K <= 0 || p.alpha == 0) { scale_c(&p, 0, p.M, 0, p.N); return; }
     const int nt = single ? 1 : vg_gemm_threads((long)p.M * p.N * p.K);
     if (b == B_AMX) vg_amx_gemm(&p, nt);

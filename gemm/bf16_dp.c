@@ -166,15 +166,9 @@ static void gemm_dp(const gemm_problem *p, int nt) {
     uint32_t *bufA = vg_gemm_scratch_get(&tl_A, sizeof(uint32_t) * (size_t)mpanels * MR * kp);
     uint32_t *bufB = vg_gemm_scratch_get(&tl_B, sizeof(uint32_t) * (size_t)npanels * NR * kp);
     if (!bufA || !bufB) abort();                                         /* out of memory */
-    const int kcp_n = balanced_block(kp, KCP, 1), mc = balanced_block(M, MC, MR);
-    const int row_blocks = ceil_div(M, mc);
-    /* column blocks: at most NC wide, and enough units for every thread to take about two */
-    int col_blocks = ceil_div(N, NC);
-    if (row_blocks * col_blocks < 2 * nt) col_blocks = ceil_div(2 * nt, row_blocks);
-    if (col_blocks > npanels) col_blocks = npanels;
-    const int nc = round_up(ceil_div(N, col_blocks), NR);
-    col_blocks = ceil_div(N, nc);
-    const int units = row_blocks * col_blocks;
+    const int kcp_n = balanced_block(kp, KCP, 1);
+    const unit_grid g = make_unit_grid(M, N, MC, NC, MR, NR, nt);
+    const int mc = g.mc, nc = g.nc, col_blocks = g.col_blocks, units = g.units;
 #define PACK_A(i) pack_A_panel(bufA + (long)(i) * MR * kp, p->A + (long)(i) * MR * p->rsA, p->rsA, p->csA, \
                                M - (i) * MR < MR ? M - (i) * MR : MR, K)
 #define PACK_B(j) pack_B_panel(bufB + (long)(j) * NR * kp, p->B + (long)(j) * NR * p->csB, p->csB, p->rsB, \

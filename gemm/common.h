@@ -30,6 +30,23 @@ static inline int balanced_block(int n, int nominal, int unit) {
     return round_up(ceil_div(n, ceil_div(n, nominal)), unit);
 }
 
+/* The units of C the bf16 kernels hand out to threads: row blocks of at most mc_max rows and column
+ * blocks of at most nc_max columns (multiples of the tile, mr × nr), with enough column blocks for
+ * every one of nt threads to take about two units. Depends on the shape and nt only. */
+typedef struct { int mc, nc, col_blocks, units; } unit_grid;
+static inline unit_grid make_unit_grid(int M, int N, int mc_max, int nc_max, int mr, int nr, int nt) {
+    unit_grid g;
+    g.mc = balanced_block(M, mc_max, mr);
+    const int row_blocks = ceil_div(M, g.mc), npanels = ceil_div(N, nr);
+    int col_blocks = ceil_div(N, nc_max);
+    if (row_blocks * col_blocks < 2 * nt) col_blocks = ceil_div(2 * nt, row_blocks);
+    if (col_blocks > npanels) col_blocks = npanels;
+    g.nc = round_up(ceil_div(N, col_blocks), nr);
+    g.col_blocks = ceil_div(N, g.nc);
+    g.units = row_blocks * g.col_blocks;
+    return g;
+}
+
 /* One product C = alpha·op(A)·op(B) + beta·C + bias, as both GEMMs' paths see it (`real`: float,
  * or double in gemm.c's float64 build): op(A)(i,k) = A[i*rsA + k*csA], op(B)(k,j) = B[k*rsB + j*csB];
  * the flags and leading dimensions as given are kept for paths that pass them on. */

@@ -306,7 +306,8 @@ options vg_options_parse(int argc, char **argv) {
     o.warmup = -1; o.eval_every = -1; o.save_every = -1; o.log_every = 50;   /* -1: by run length */
     o.mixup_prob = 1.0; o.mixup_switch_prob = 0.5; o.model_ema_decay = 0.9998; o.grad_accum_steps = 1;
     o.threads = 0; o.loader_threads = 1; o.bucket_mb = 2; o.comm_timeout = 300; o.interp_name = "bicubic"; o.aug = "auto";
-    o.amp_dtype = "bfloat16"; o.amp_kernel = getenv("VG_BF16_GEMM") && *getenv("VG_BF16_GEMM") ? getenv("VG_BF16_GEMM") : "auto";
+    const char *bf16_gemm = getenv("VG_BF16_GEMM");
+    o.amp_dtype = "bfloat16"; o.amp_kernel = bf16_gemm && *bf16_gemm ? bf16_gemm : "auto";
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i];
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) { vg_options_usage(stdout); exit(0); }
