@@ -2,7 +2,8 @@
  * Properties: a rejected file gets an error naming it; an accepted file's every tensor converts
  * through all three readers (F32, F64, I64) without touching memory outside the file; and what
  * the reader accepts, the writer writes back so that the reader reads the same names, dtypes,
- * shapes, bytes and metadata (or the writer refuses with a message). */
+ * shapes, bytes and metadata (or the writer refuses with a message); the written file records a
+ * checksum for every tensor, and one flipped bit in its data is refused, naming that tensor. */
 #include "fuzz/common.h"
 #include "tensor/safetensors.h"
 #include <stdio.h>
@@ -64,6 +65,29 @@ static void round_trip(const vg_st_file *f) {
     for (size_t i = 0; i < vg_st_meta_count(f); i++) {
         const char *v = vg_st_meta(g, vg_st_meta_key(f, i));
         fuzz_require(v && !strcmp(v, vg_st_meta_value(f, i)), "round trip keeps the metadata");
+    }
+    /* every tensor written carries its checksum; damage to the last data byte is named */
+    const vg_st_tensor *last = NULL;
+    for (size_t i = 0; i < vg_st_count(g); i++) {
+        const vg_st_tensor *t = vg_st_at(g, i);
+        fuzz_require(t->has_checksum && t->checksum == vg_crc32c(t->data, t->nbytes), "the writer records every checksum");
+        if (t->nbytes && (!last || (const unsigned char *)t->data > (const unsigned char *)last->data)) last = t;
+    }
+    if (last) {
+        FILE *fp = fopen(path, "rb");
+        if (!fp) abort();
+        fseek(fp, 0, SEEK_END);
+        long n = ftell(fp);
+        fseek(fp, 0, SEEK_SET);
+        unsigned char *b = malloc(n > 0 ? (size_t)n : 1);
+        if (!b || n <= 0 || fread(b, 1, (size_t)n, fp) != (size_t)n) abort();
+        fclose(fp);
+        b[n - 1] ^= 0x01;                       /* the data section ends the file, without gaps */
+        vg_st_file *h = vg_st_open_memory(b, (size_t)n, NAME, err, sizeof err);
+        fuzz_require(h == NULL && strstr(err, NAME) && strstr(err, "is damaged") &&
+                     (strlen(last->name) > 100 || strstr(err, last->name)), "a flipped data bit is named by its tensor");
+        vg_st_close(h);
+        free(b);
     }
     vg_st_close(g);
     remove(path);

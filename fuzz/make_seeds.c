@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 #include <stb/stb_image_write.h>
 
@@ -46,11 +47,12 @@ static bytes slurp(const char *path) {
 
 /* ---- safetensors ---- */
 static bytes st_bytes(vg_st_writer *w) {
-    char err[512];
-    if (vg_st_write(w, "build/seed.tmp", err, sizeof err)) die(err);
+    char err[512], tmp[64];
+    snprintf(tmp, sizeof tmp, "/tmp/vitgrad-seed-%d.safetensors", (int)getpid());
+    if (vg_st_write(w, tmp, err, sizeof err)) die(err);
     vg_st_writer_free(w);
-    bytes b = slurp("build/seed.tmp");
-    remove("build/seed.tmp");
+    bytes b = slurp(tmp);
+    remove(tmp);
     return b;
 }
 static void raw_st(const char *name, const char *json, const void *data, size_t n) {
@@ -87,6 +89,14 @@ static void safetensors_seeds(void) {
                       "\"b\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[1,3]}}", "abc", 3);
     raw_st("bad-length", "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,4]}}", "abcd", 4);
     raw_st("meta-only", "{\"__metadata__\":{\"k\":\"v\",\"k2\":\"\\ud83d\\ude00\"}}", NULL, 0);
+    /* checksums (the writer's crc32c.* keys): one that matches, one that does not, one for a
+     * tensor that is not there (all-dtypes above has one per tensor, as the writer records them) */
+    char json[256];
+    snprintf(json, sizeof json, "{\"__metadata__\":{\"crc32c.a\":\"%08x\"},\"a\":{\"dtype\":\"U8\",\"shape\":[3],\"data_offsets\":[0,3]}}",
+             (unsigned)vg_crc32c("abc", 3));
+    raw_st("crc-match", json, "abc", 3);
+    raw_st("crc-mismatch", "{\"__metadata__\":{\"crc32c.a\":\"364b3fb7\"},\"a\":{\"dtype\":\"U8\",\"shape\":[3],\"data_offsets\":[0,3]}}", "abd", 3);
+    raw_st("crc-no-tensor", "{\"__metadata__\":{\"crc32c.b\":\"00000000\"},\"a\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}}", "a", 1);
 }
 
 /* ---- checkpoint: tiny ViTs written as ./train writes model.safetensors ---- */
@@ -273,7 +283,6 @@ static void imagefolder_seeds(void) {
 }
 
 int main(void) {
-    mkdir("build", 0755);
     mkdir(root, 0755);
     safetensors_seeds();
     checkpoint_seeds();

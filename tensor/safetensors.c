@@ -60,6 +60,51 @@ float vg_st_bf16_to_f32(uint16_t b) {
     uint32_t bits = (uint32_t)b << 16; float f; memcpy(&f, &bits, 4); return f;
 }
 
+/* ---- CRC-32C (Castagnoli polynomial 0x1EDC6F41, reflected 0x82F63B78) ------------------------
+ * The checksum every written tensor carries. SSE4.2 has it as an instruction (8 bytes per
+ * crc32q); elsewhere a slicing-by-8 table (tables built once). Same values either way. */
+#if defined(__SSE4_2__)
+#include <nmmintrin.h>
+uint32_t vg_crc32c(const void *data, size_t n) {
+    const unsigned char *p = data;
+    uint64_t c = 0xffffffffu;
+    for (; n >= 8; n -= 8, p += 8) { uint64_t v; memcpy(&v, p, 8); c = _mm_crc32_u64(c, v); }
+    uint32_t c32 = (uint32_t)c;
+    for (; n > 0; n--, p++) c32 = _mm_crc32_u8(c32, *p);
+    return ~c32;
+}
+#else
+#include <pthread.h>
+static uint32_t crc_table[8][256];
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
+static void crc_tables(void) {
+    for (uint32_t i = 0; i < 256; i++) {
+        uint32_t c = i;
+        for (int k = 0; k < 8; k++) c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+        crc_table[0][i] = c;
+    }
+    for (int t = 1; t < 8; t++)
+        for (int i = 0; i < 256; i++) crc_table[t][i] = (crc_table[t - 1][i] >> 8) ^ crc_table[0][crc_table[t - 1][i] & 0xff];
+}
+uint32_t vg_crc32c(const void *data, size_t n) {
+    pthread_once(&crc_once, crc_tables);
+    const unsigned char *p = data;
+    uint32_t c = 0xffffffffu;
+    for (; n >= 8; n -= 8, p += 8) {
+        uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+        c = crc_table[7][lo & 0xff] ^ crc_table[6][(lo >> 8) & 0xff] ^ crc_table[5][(lo >> 16) & 0xff] ^
+            crc_table[4][lo >> 24] ^ crc_table[3][p[4]] ^ crc_table[2][p[5]] ^ crc_table[1][p[6]] ^ crc_table[0][p[7]];
+    }
+    for (; n > 0; n--, p++) c = (c >> 8) ^ crc_table[0][(c ^ *p) & 0xff];
+    return ~c;
+}
+#endif
+
+/* metadata keys "crc32c.<tensor name>" hold each tensor's checksum (8 hex digits): they belong to
+ * the format, not to the caller's metadata (the writer sets them, the reader checks them) */
+#define CRC_PREFIX "crc32c."
+static int is_crc_key(const char *k) { return strncmp(k, CRC_PREFIX, sizeof CRC_PREFIX - 1) == 0; }
+
 /* UTF-8 validity of s[0..n): well-formed, shortest form, no surrogates, ≤ U+10FFFF.
  * Returns the length of the sequence starting at s, or 0 if it is invalid. */
 static size_t utf8_seq(const unsigned char *s, size_t n) {
@@ -159,6 +204,11 @@ int vg_st_writer_meta(vg_st_writer *w, const char *key, const char *value, char 
     if (!w || !key || !value) { seterr(err, errlen, "safetensors writer: NULL writer, key or value"); return -1; }
     if (!utf8_valid(key) || !utf8_valid(value)) {
         seterr(err, errlen, "safetensors writer: metadata \"%s\": key or value is not valid UTF-8", key);
+        return -1;
+    }
+    if (is_crc_key(key)) {
+        seterr(err, errlen, "safetensors writer: metadata key \"%s\" is reserved: the writer records each "
+               "tensor's checksum under \"" CRC_PREFIX "<name>\"", key);
         return -1;
     }
     for (size_t i = 0; i < w->nm; i++)
@@ -263,11 +313,22 @@ int vg_st_write(const vg_st_writer *w, const char *path, char *err, size_t errle
     st_buf h = {0};
     buf_str(&h, "{");
     int first = 1;
-    if (w->nm > 0) {
+    if (w->nm > 0 || w->n > 0) {
         buf_str(&h, "\"__metadata__\":{");
         for (size_t i = 0; i < w->nm; i++) {
             if (i) buf_str(&h, ",");
             buf_json_str(&h, w->mkey[i]); buf_str(&h, ":"); buf_json_str(&h, w->mval[i]);
+        }
+        /* then every tensor's CRC-32C, so damage to the data after writing is found when read */
+        for (size_t i = 0; i < w->n && !h.oom; i++) {
+            size_t kn = sizeof CRC_PREFIX + strlen(w->e[i].name);
+            char *key = malloc(kn), hex[16];
+            if (!key) { h.oom = 1; break; }
+            snprintf(key, kn, CRC_PREFIX "%s", w->e[i].name);
+            snprintf(hex, sizeof hex, "%08" PRIx32, w->e[i].nbytes ? vg_crc32c(w->e[i].data, w->e[i].nbytes) : 0u);
+            if (i || w->nm) buf_str(&h, ",");
+            buf_json_str(&h, key); buf_str(&h, ":"); buf_json_str(&h, hex);
+            free(key);
         }
         buf_str(&h, "}");
         first = 0;
@@ -340,6 +401,7 @@ struct vg_st_file {
     vg_st_tensor *t; size_t nt, tcap;
     const vg_st_tensor **by_name;     /* sorted by name, for vg_st_find */
     char **mkey, **mval; size_t nm, mcap;
+    char **ckey, **cval; size_t nc, ccap;   /* the crc32c.* keys, apart from the caller's metadata */
 };
 
 typedef struct st_json {
@@ -583,6 +645,21 @@ static int jentry(st_json *j, vg_st_tensor *t, uint64_t *b, uint64_t *e) {
     return 0;
 }
 
+/* append (k, v) to a growable pair of string arrays; takes k and v (freed on failure) */
+static int push_pair(char ***keys, char ***vals, size_t *n, size_t *cap, char *k, char *v) {
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 16;
+        char **nk = realloc(*keys, c * sizeof *nk);
+        if (nk) *keys = nk;
+        char **nv = nk ? realloc(*vals, c * sizeof *nv) : NULL;
+        if (nv) *vals = nv;
+        if (!nk || !nv) { free(k); free(v); return -1; }
+        *cap = c;
+    }
+    (*keys)[*n] = k; (*vals)[*n] = v; (*n)++;
+    return 0;
+}
+
 static int jmetadata(st_json *j, vg_st_file *f) {
     if (jpeek(j) != '{') return jfail(j, "__metadata__ must be an object of strings");
     j->pos++;
@@ -593,16 +670,9 @@ static int jmetadata(st_json *j, vg_st_file *f) {
         if (jexpect(j, ':')) { free(k); return -1; }
         if (jpeek(j) != '"') { free(k); return jfail(j, "__metadata__ values must be strings"); }
         if (jstring(j, &v)) { free(k); return -1; }
-        if (f->nm == f->mcap) {
-            size_t cap = f->mcap ? 2 * f->mcap : 16;
-            char **nk = realloc(f->mkey, cap * sizeof *nk);
-            if (nk) f->mkey = nk;
-            char **nv = nk ? realloc(f->mval, cap * sizeof *nv) : NULL;
-            if (nv) f->mval = nv;
-            if (!nk || !nv) { free(k); free(v); return jfail(j, "out of memory"); }
-            f->mcap = cap;
-        }
-        f->mkey[f->nm] = k; f->mval[f->nm] = v; f->nm++;
+        int rc = is_crc_key(k) ? push_pair(&f->ckey, &f->cval, &f->nc, &f->ccap, k, v)    /* checksums */
+                               : push_pair(&f->mkey, &f->mval, &f->nm, &f->mcap, k, v);
+        if (rc) return jfail(j, "out of memory");
         int d = jpeek(j);
         if (d == ',') { j->pos++; continue; }
         return jexpect(j, '}');
@@ -623,11 +693,13 @@ void vg_st_close(vg_st_file *f) {
     if (!f) return;
     for (size_t i = 0; i < f->nt; i++) free((char *)f->t[i].name);
     for (size_t i = 0; i < f->nm; i++) { free(f->mkey[i]); free(f->mval[i]); }
-    free(f->t); free(f->by_name); free(f->mkey); free(f->mval); free(f->buf); free(f->label); free(f);
+    for (size_t i = 0; i < f->nc; i++) { free(f->ckey[i]); free(f->cval[i]); }
+    free(f->t); free(f->by_name); free(f->mkey); free(f->mval); free(f->ckey); free(f->cval);
+    free(f->buf); free(f->label); free(f);
 }
 
 /* takes ownership of buf (malloc'd, `size` bytes) */
-static vg_st_file *st_parse(unsigned char *buf, size_t size, const char *label, char *err, size_t errlen) {
+static vg_st_file *st_parse(unsigned char *buf, size_t size, const char *label, int verify, char *err, size_t errlen) {
     vg_st_file *f = calloc(1, sizeof *f);
     char *lab = strdup(label);
     if (!f || !lab) { free(f); free(lab); free(buf); seterr(err, errlen, "%s: out of memory", label); return NULL; }
@@ -760,6 +832,37 @@ static vg_st_file *st_parse(unsigned char *buf, size_t size, const char *label, 
             }
         free(keys);
     }
+
+    /* checksums: each names a tensor of the file, once, as 8 hex digits; then the data must match */
+    for (size_t i = 0; i < f->nc; i++) {
+        const char *tname = f->ckey[i] + sizeof CRC_PREFIX - 1, *hex = f->cval[i];
+        vg_st_tensor *t = (vg_st_tensor *)vg_st_find(f, tname);     /* an element of f->t */
+        if (!t) {
+            seterr(err, errlen, "%s: __metadata__ holds a checksum for tensor \"%s\", which the file does not have "
+                   "(a damaged header, or a tool removed tensors and kept the metadata)", label, tname);
+            goto fail;
+        }
+        if (t->has_checksum) { seterr(err, errlen, "%s: tensor \"%s\": checksum given twice", label, tname); goto fail; }
+        int ok = strlen(hex) == 8;
+        for (int k = 0; ok && k < 8; k++) ok = strchr("0123456789abcdefABCDEF", hex[k]) != NULL;
+        if (!ok) {
+            seterr(err, errlen, "%s: tensor \"%s\": checksum \"%.40s\" is not 8 hexadecimal digits", label, tname, hex);
+            goto fail;
+        }
+        t->has_checksum = 1;
+        t->checksum = (uint32_t)strtoul(hex, NULL, 16);
+    }
+    for (size_t i = 0; verify && i < f->nt; i++) {
+        const vg_st_tensor *t = &f->t[i];
+        if (!t->has_checksum) continue;
+        uint32_t c = t->nbytes ? vg_crc32c(t->data, t->nbytes) : 0;
+        if (c != t->checksum) {
+            seterr(err, errlen, "%s: tensor \"%s\" is damaged: the CRC-32C of its %zu bytes is %08" PRIx32 ", the "
+                   "file recorded %08" PRIx32 " when it was written (changed since: a disk, copy or transfer error)",
+                   label, t->name, t->nbytes, c, t->checksum);
+            goto fail;
+        }
+    }
     return f;
 fail_o:
     free(ob); free(oe);
@@ -768,7 +871,8 @@ fail:
     return NULL;
 }
 
-vg_st_file *vg_st_open(const char *path, char *err, size_t errlen) {
+/* read the whole file; verify: check every tensor that has a checksum */
+static vg_st_file *st_open_file(const char *path, int verify, char *err, size_t errlen) {
     if (!path) { seterr(err, errlen, "safetensors: NULL path"); return NULL; }
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) { seterr(err, errlen, "%s: cannot open: %s", path, strerror(errno)); return NULL; }
@@ -787,8 +891,11 @@ vg_st_file *vg_st_open(const char *path, char *err, size_t errlen) {
         got += (size_t)k;
     }
     close(fd);
-    return st_parse(buf, got, path, err, errlen);
+    return st_parse(buf, got, path, verify, err, errlen);
 }
+
+vg_st_file *vg_st_open(const char *path, char *err, size_t errlen) { return st_open_file(path, 1, err, errlen); }
+vg_st_file *vg_st_open_unverified(const char *path, char *err, size_t errlen) { return st_open_file(path, 0, err, errlen); }
 
 vg_st_file *vg_st_open_memory(const void *bytes, size_t n, const char *label, char *err, size_t errlen) {
     if (!label) label = "<memory>";
@@ -796,7 +903,7 @@ vg_st_file *vg_st_open_memory(const void *bytes, size_t n, const char *label, ch
     unsigned char *buf = malloc(n ? n : 1);
     if (!buf) { seterr(err, errlen, "%s: out of memory", label); return NULL; }
     if (n) memcpy(buf, bytes, n);
-    return st_parse(buf, n, label, err, errlen);
+    return st_parse(buf, n, label, 1, err, errlen);
 }
 
 size_t vg_st_count(const vg_st_file *f) { return f ? f->nt : 0; }

@@ -6,6 +6,12 @@
  *            "name": {"dtype": "F32", "shape": [2, 3], "data_offsets": [begin, end]}, ...}
  *   offsets are relative to the start of the data section (byte 8 + N).
  *
+ * Checksums: the writer records the CRC-32C of every tensor's bytes in __metadata__, under the key
+ * "crc32c.<tensor name>" (8 lowercase hex digits), and vg_st_open checks each one it finds, so a
+ * file damaged after it was written (bit rot, a bad copy) is refused with an error naming the
+ * tensor. Readers that do not know the keys (the safetensors library, PyTorch) ignore them as any
+ * metadata. Files without checksums (written elsewhere, or before vitgrad kept them) load as before.
+ *
  * Errors are values: functions return NULL / -1 and write a message naming the file and what was
  * wrong into the caller's `err` buffer (may be NULL when errlen is 0). Nothing exits or aborts,
  * and no input file, however damaged, makes the reader crash. */
@@ -42,7 +48,7 @@ void          vg_st_writer_free(vg_st_writer *w);
 int vg_st_writer_add(vg_st_writer *w, const char *name, vg_st_dtype dtype,
                      int ndim, const int64_t *shape, const void *data, size_t nbytes,
                      char *err, size_t errlen);
-/* a metadata string pair (valid UTF-8; a key may be set once) */
+/* a metadata string pair (valid UTF-8; a key may be set once; "crc32c.*" keys are the writer's own) */
 int vg_st_writer_meta(vg_st_writer *w, const char *key, const char *value,
                       char *err, size_t errlen);
 /* Writes atomically: to "<path>.tmp.<pid>" in the same directory, fsync, rename over path,
@@ -57,7 +63,10 @@ int vg_st_write(const vg_st_writer *w, const char *path, char *err, size_t errle
  * header length inside the file and < 100 MB; strict JSON; every entry has a known dtype,
  * a shape of ≤ 8 non-negative integers, data_offsets [b, e] with b ≤ e ≤ data size and
  * e − b == product(shape) × dtype size; entries do not overlap; names are unique;
- * metadata values are strings. Unknown keys inside an entry are skipped. */
+ * metadata values are strings; every "crc32c.<name>" key names a tensor of the file, once, as 8
+ * hex digits, and that tensor's bytes have that CRC-32C (else the error names the damaged tensor).
+ * Unknown keys inside an entry are skipped. The checksum keys are not listed as metadata
+ * (vg_st_meta*): they are in each tensor's has_checksum / checksum. */
 typedef struct vg_st_file vg_st_file;
 
 typedef struct vg_st_tensor {
@@ -68,9 +77,14 @@ typedef struct vg_st_tensor {
     size_t       numel;                   /* product(shape); 1 for a scalar */
     const void  *data;                    /* little-endian, aligned only if the writer aligned it */
     size_t       nbytes;
+    int          has_checksum;            /* the file records a CRC-32C for it: */
+    uint32_t     checksum;                /*   that value (vg_st_open checked it) */
 } vg_st_tensor;
 
 vg_st_file *vg_st_open(const char *path, char *err, size_t errlen);
+/* the same without comparing checksums (the header is checked as always): for a tool that lists
+ * every damaged tensor of a file (./inspect verify) rather than stopping at the first */
+vg_st_file *vg_st_open_unverified(const char *path, char *err, size_t errlen);
 /* the same from bytes in memory (copied); `label` stands in for the file name in messages */
 vg_st_file *vg_st_open_memory(const void *bytes, size_t n, const char *label,
                               char *err, size_t errlen);
@@ -94,6 +108,9 @@ const char *vg_st_meta(const vg_st_file *f, const char *key);  /* NULL if absent
 size_t      vg_st_meta_count(const vg_st_file *f);
 const char *vg_st_meta_key(const vg_st_file *f, size_t i);     /* header order; NULL if out of range */
 const char *vg_st_meta_value(const vg_st_file *f, size_t i);
+
+/* CRC-32C (Castagnoli) of n bytes, as iSCSI, ext4 and gRPC use it: "123456789" → 0xe3069283 */
+uint32_t vg_crc32c(const void *data, size_t n);
 
 /* half / bfloat16 bit patterns to float (exact, including subnormals, inf and NaN) */
 float vg_st_f16_to_f32(uint16_t h);

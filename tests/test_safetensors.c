@@ -216,6 +216,90 @@ VG_TEST(st_reads_file_written_by_python) {
     vg_st_close(f);
 }
 
+/* ---- checksums: every written tensor carries its CRC-32C; damage is named ------------------ */
+
+VG_TEST(st_checksums_name_the_damaged_tensor) {
+    /* the CRC-32C check value (RFC 3720 and every implementation) */
+    CHECK(vg_crc32c("123456789", 9) == 0xe3069283u);
+    CHECK(vg_crc32c("", 0) == 0);
+    static const unsigned char zeros[32];
+    CHECK(vg_crc32c(zeros, 32) == 0x8a9136aau);                    /* RFC 3720 B.4: 32 bytes of 0 */
+
+    char *dir = make_tmpdir(); REQUIRE(dir);
+    char path[600], err[512] = "";
+    snprintf(path, sizeof path, "%s/c.safetensors", dir);
+    vg_st_writer *w = example_writer(); REQUIRE(w);
+    CHECK_MSG(vg_st_writer_meta(w, "crc32c.f32", "00000000", err, sizeof err) != 0 && strstr(err, "reserved"),
+              "a caller's crc32c.* key must be refused: %s", err);
+    REQUIRE(vg_st_write(w, path, err, sizeof err) == 0);
+    vg_st_writer_free(w);
+    vg_st_file *f = vg_st_open(path, err, sizeof err);
+    REQUIRE(f);
+    for (size_t i = 0; i < vg_st_count(f); i++) {               /* every tensor, with its checksum */
+        const vg_st_tensor *t = vg_st_at(f, i);
+        CHECK_MSG(t->has_checksum && t->checksum == vg_crc32c(t->data, t->nbytes), "%s", t->name);
+    }
+    CHECK(vg_st_meta_count(f) == 3);                             /* not listed as the caller's metadata */
+    vg_st_close(f);
+
+    /* one bit of "f32"'s data flipped (in its third float): refused, naming the tensor */
+    size_t n; unsigned char *b = read_bytes(path, &n);
+    REQUIRE(b && n > 16);
+    uint64_t hl = 0; for (int i = 7; i >= 0; i--) hl = (hl << 8) | b[i];
+    f = vg_st_open_memory(b, n, "x", err, sizeof err);
+    REQUIRE(f);
+    const unsigned char *data = NULL;                             /* the data section: its lowest tensor */
+    for (size_t i = 0; i < vg_st_count(f); i++)
+        if (vg_st_at(f, i)->nbytes && (!data || (const unsigned char *)vg_st_at(f, i)->data < data)) data = vg_st_at(f, i)->data;
+    size_t off = 8 + (size_t)hl + (size_t)((const unsigned char *)vg_st_find(f, "f32")->data - data);
+    vg_st_close(f);
+    b[off + 9] ^= 0x10;
+    char bad[640]; snprintf(bad, sizeof bad, "%s/bad.safetensors", dir);
+    REQUIRE(write_bytes(bad, b, n) == 0);
+    EXPECT_OPEN_FAILS(bad, "tensor \"f32\" is damaged");
+    f = vg_st_open_unverified(bad, err, sizeof err);           /* the header is sound: it opens unverified */
+    CHECK_MSG(f, "%s", err);
+    if (f) {
+        int damaged = 0;
+        for (size_t i = 0; i < vg_st_count(f); i++) {
+            const vg_st_tensor *u = vg_st_at(f, i);
+            if (vg_crc32c(u->data, u->nbytes) != u->checksum) { damaged++; CHECK(!strcmp(u->name, "f32")); }
+        }
+        CHECK(damaged == 1);
+        vg_st_close(f);
+    }
+    b[off + 9] ^= 0x10;                                           /* restored: it loads again */
+    REQUIRE(write_bytes(bad, b, n) == 0);
+    f = vg_st_open(bad, err, sizeof err);
+    CHECK_MSG(f, "%s", err);
+    vg_st_close(f);
+    free(b);
+
+    /* checksum entries that do not make sense */
+    float one = 1.0f;
+    char good[600];
+    snprintf(good, sizeof good, "{\"__metadata__\":{\"crc32c.a\":\"%08x\"},\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
+             (unsigned)vg_crc32c(&one, 4));
+    REQUIRE(write_raw(bad, good, &one, 4) == 0);
+    f = vg_st_open(bad, err, sizeof err);
+    CHECK_MSG(f && vg_st_find(f, "a")->has_checksum && vg_st_meta_count(f) == 0, "%s", err);
+    vg_st_close(f);
+    write_raw(bad, "{\"__metadata__\":{\"crc32c.b\":\"00000000\"},\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", &one, 4);
+    EXPECT_OPEN_FAILS(bad, "checksum for tensor \"b\", which the file does not have");
+    write_raw(bad, "{\"__metadata__\":{\"crc32c.a\":\"xyz\"},\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", &one, 4);
+    EXPECT_OPEN_FAILS(bad, "checksum \"xyz\" is not 8 hexadecimal digits");
+    write_raw(bad, "{\"__metadata__\":{\"crc32c.a\":\"00000000\"},\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", &one, 4);
+    EXPECT_OPEN_FAILS(bad, "tensor \"a\" is damaged");
+    write_raw(bad, "{\"__metadata__\":{\"crc32c.a\":\"00000000\",\"crc32c.a\":\"00000000\"},\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", &one, 4);
+    EXPECT_OPEN_FAILS(bad, "checksum given twice");
+    /* without checksums (another writer) the file loads as before */
+    write_raw(bad, "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", &one, 4);
+    f = vg_st_open(bad, err, sizeof err);
+    CHECK_MSG(f && !vg_st_find(f, "a")->has_checksum, "%s", err);
+    vg_st_close(f);
+    remove_dir(dir);
+}
+
 VG_TEST(st_half_and_bfloat16_conversion) {
     CHECK(vg_st_f16_to_f32(0x3c00) == 1.0f);
     CHECK(vg_st_f16_to_f32(0x7bff) == 65504.0f);
