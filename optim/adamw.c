@@ -3,6 +3,7 @@
 #include "optim.h"
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include "tensor/lanes.h"
 
 #ifdef VG_DOUBLE
@@ -30,16 +31,18 @@ void vg_adamw_step(vg_adamw *o, double lr) {
     /* scalars computed in double, as PyTorch does in Python, then used in the element type */
     double bc1 = 1.0 - pow(o->beta1, (double)o->step);
     double bc2_sqrt = sqrt(1.0 - pow(o->beta2, (double)o->step));
-    const real step_size = (real)(lr / bc1), bc2_sqrt_r = (real)bc2_sqrt;
+    const real bc2_sqrt_r = (real)bc2_sqrt;
     const real b1 = (real)o->beta1, b2 = (real)o->beta2, eps = (real)o->eps;
     const real one_minus_b1 = (real)(1.0 - o->beta1), one_minus_b2 = (real)(1.0 - o->beta2);
     for (int i = 0; i < o->params->n; i++) {
         const vg_param_entry *e = &o->params->items[i];
         vg_tensor *pt = e->tensor;
         if (!pt->grad) continue;                      /* unused parameter: PyTorch skips it too */
+        const double lr_i = o->lr_scale ? lr * o->lr_scale[i] : lr;
+        const real step_size = (real)(lr_i / bc1);
         real *p = vg_data(pt), *g = vg_data(pt->grad);
         real *m = vg_data(o->exp_avg[i]), *v = vg_data(o->exp_avg_sq[i]);
-        const real decay = (real)(1.0 - lr * (e->weight_decay ? o->weight_decay : 0.0));
+        const real decay = (real)(1.0 - lr_i * (e->weight_decay ? o->weight_decay : 0.0));
         int64_t n = vg_numel(pt);
         #pragma omp parallel for schedule(static) if (n > 32768)
         for (int64_t k = 0; k < n; k++) {
@@ -55,7 +58,23 @@ void vg_adamw_step(vg_adamw *o, double lr) {
 void vg_adamw_free(vg_adamw *o) {
     if (!o) return;
     for (int i = 0; i < o->params->n; i++) { vg_tensor_free(o->exp_avg[i]); vg_tensor_free(o->exp_avg_sq[i]); }
-    free(o->exp_avg); free(o->exp_avg_sq); free(o);
+    free(o->exp_avg); free(o->exp_avg_sq); free(o->lr_scale); free(o);
+}
+
+void vg_adamw_set_lr_scale(vg_adamw *o, const double *scale) {
+    free(o->lr_scale);
+    o->lr_scale = NULL;
+    if (!scale) return;
+    o->lr_scale = malloc(sizeof(double) * (size_t)o->params->n);
+    for (int i = 0; i < o->params->n; i++) o->lr_scale[i] = scale[i];
+}
+
+double vg_layer_decay_scale(const char *name, int depth, double decay) {
+    int layer = depth + 1;                                           /* norm, fc_norm, head */
+    if (!strncmp(name, "blocks.", 7)) layer = atoi(name + 7) + 1;
+    else if (!strcmp(name, "cls_token") || !strcmp(name, "reg_token") || !strcmp(name, "pos_embed") ||
+             !strncmp(name, "patch_embed.", 12)) layer = 0;
+    return pow(decay, depth + 1 - layer);
 }
 
 double vg_clip_grad_norm(const vg_params *params, double max_norm) {

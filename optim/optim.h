@@ -12,11 +12,21 @@ typedef struct {
     int64_t step;                 /* updates taken so far */
     const vg_params *params;
     vg_tensor **exp_avg, **exp_avg_sq;   /* persistent, one per parameter, same order */
+    double *lr_scale;             /* NULL, or per parameter: its lr is lr·lr_scale[i] (timm's
+                                     param-group lr_scale; decay uses the scaled lr too) */
 } vg_adamw;
 
 vg_adamw *vg_adamw_new(const vg_params *params, double weight_decay);  /* betas (0.9, 0.999), eps 1e-8 */
 void      vg_adamw_step(vg_adamw *opt, double lr);                      /* one update of every parameter */
 void      vg_adamw_free(vg_adamw *opt);
+/* per-parameter lr scales (copied; NULL = all 1) */
+void      vg_adamw_set_lr_scale(vg_adamw *opt, const double *scale);
+
+/* Layer-wise lr decay (BEiT; timm's param_groups_layer_decay) for a ViT of `depth` blocks: the
+ * scale of a parameter by its timm name — the embeddings (cls_token, reg_token, pos_embed,
+ * patch_embed.*) decay^(depth+1), blocks.i.* decay^(depth−i), the rest (norm, fc_norm, head)
+ * 1. */
+double vg_layer_decay_scale(const char *name, int depth, double decay);
 
 /* torch.nn.utils.clip_grad_norm_: total = ‖(‖g₁‖, ‖g₂‖, …)‖₂; if max_norm > 0 every gradient is
  * scaled by min(1, max_norm / (total + 1e-6)). Returns the total norm before clipping. */

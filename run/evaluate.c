@@ -3,9 +3,16 @@
 #include "run/run.h"
 #include "nn/nn.h"
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #define ERRLEN RUN_ERRLEN
+
+/* a class's name in reports: its description (classes.txt), else its folder name, else "" */
+static const char *class_label(const vg_dataset *d, int c) {
+    if (d->class_descr && d->class_descr[c] && d->class_descr[c][0]) return d->class_descr[c];
+    return d->class_names && d->class_names[c] ? d->class_names[c] : "";
+}
 
 eval_result trainer_evaluate(trainer *t, const vg_dataset *test, int batch, int loader_threads, char *err, bool *ok) {
     return model_evaluate(&t->model, test, batch, loader_threads, err, ok);
@@ -52,22 +59,44 @@ eval_result model_evaluate(vg_vit *m, const vg_dataset *test, int batch, int loa
     return r;
 }
 
+/* Per-class accuracy and the confusion matrix, for any class count (columns as wide as the largest
+ * count needs); with more than 10 classes also the ten largest confusions, which a wide matrix hides. */
 void eval_report_print(const eval_result *r, const vg_dataset *d, FILE *f) {
+    const int K = r->classes;
+    int64_t most = 0;
+    for (int i = 0; i < K * K; i++) if (r->confusion[i] > most) most = r->confusion[i];
+    int idx = 2, col = 6;                                   /* widths: class index, matrix column */
+    for (int k = 100; k <= K - 1; k *= 10) idx++;
+    for (int64_t v = 100000; v <= most; v *= 10) col++;
+    if (col < idx + 1) col = idx + 1;
     fprintf(f, "test top-1: %.2f%% (%lld images), test loss %.4f\n", 100 * r->acc, (long long)r->n, r->loss);
     fprintf(f, "per-class accuracy:\n");
-    for (int c = 0; c < r->classes; c++) {
+    for (int c = 0; c < K; c++) {
         int64_t tot = 0;
-        for (int k = 0; k < r->classes; k++) tot += r->confusion[c * r->classes + k];
-        const char *name = d->class_descr && d->class_descr[c] && d->class_descr[c][0] ? d->class_descr[c]
-                         : d->class_names ? d->class_names[c] : "";
-        fprintf(f, "  %2d %-20.20s %6.2f%%  (%lld)\n", c, name, tot ? 100.0 * (double)r->confusion[c * r->classes + c] / (double)tot : 0.0, (long long)tot);
+        for (int k = 0; k < K; k++) tot += r->confusion[c * K + k];
+        fprintf(f, "  %*d %-20.20s %6.2f%%  (%lld)\n", idx, c, class_label(d, c),
+                tot ? 100.0 * (double)r->confusion[c * K + c] / (double)tot : 0.0, (long long)tot);
     }
-    fprintf(f, "confusion matrix (rows: true class, columns: predicted):\n     ");
-    for (int k = 0; k < r->classes; k++) fprintf(f, "%6d", k);
+    fprintf(f, "confusion matrix (rows: true class, columns: predicted):\n  %*s", idx + 1, "");
+    for (int k = 0; k < K; k++) fprintf(f, "%*d", col, k);
     fputc('\n', f);
-    for (int c = 0; c < r->classes; c++) {
-        fprintf(f, "  %2d ", c);
-        for (int k = 0; k < r->classes; k++) fprintf(f, "%6lld", (long long)r->confusion[c * r->classes + k]);
+    for (int c = 0; c < K; c++) {
+        fprintf(f, "  %*d ", idx, c);
+        for (int k = 0; k < K; k++) fprintf(f, "%*lld", col, (long long)r->confusion[c * K + k]);
         fputc('\n', f);
+    }
+    if (K <= 10) return;
+    fprintf(f, "largest confusions (true -> predicted: images):\n");
+    int64_t prev = INT64_MAX; int prev_at = -1;
+    for (int shown = 0; shown < 10; shown++) {      /* the next largest off-diagonal cell, ties in index order */
+        int best = -1;
+        for (int i = 0; i < K * K; i++) {
+            int64_t v = r->confusion[i];
+            if (i / K == i % K || v == 0 || v > prev || (v == prev && i <= prev_at)) continue;
+            if (best < 0 || v > r->confusion[best]) best = i;
+        }
+        if (best < 0) break;
+        fprintf(f, "  %s -> %s: %lld\n", class_label(d, best / K), class_label(d, best % K), (long long)r->confusion[best]);
+        prev = r->confusion[best]; prev_at = best;
     }
 }
