@@ -317,7 +317,7 @@ VG_TEST(inspect_augment_grid_and_soft_labels) {
 
 VG_TEST(inspect_errors_are_clear) {
     if (!have_inspect()) VG_SKIP("./inspect not built (run make first)");
-    const char *subs[] = {"data", "examples", "trace", "patches", "posembed", "attention", "graph", "embed", "plot", "augment"};
+    const char *subs[] = {"data", "examples", "trace", "patches", "posembed", "attention", "graph", "embed", "plot", "augment", "verify"};
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
         char cmd[128];
         snprintf(cmd, sizeof cmd, "./inspect %s --help", subs[i]);

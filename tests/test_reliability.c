@@ -263,17 +263,27 @@ VG_TEST(reliability_checkpoint_of_another_model_dataset_or_damaged_is_named) {
     model[nm - 3] ^= 0x04;
     snprintf(path, sizeof path, "%s/damaged/model.safetensors", root);
     f = fopen(path, "wb"); fwrite(model, 1, nm, f); fclose(f);
-    char err[512] = "", want[300] = "";
+    char err[512] = "", want[300] = "", listed[300] = "";
     vg_st_file *sf = vg_st_open_unverified(path, err, sizeof err);
     REQUIRE(sf);
     const vg_st_tensor *last = NULL;                       /* the tensor holding the file's last bytes */
     for (size_t i = 0; i < vg_st_count(sf); i++)
         if (!last || (const char *)vg_st_at(sf, i)->data > (const char *)last->data) last = vg_st_at(sf, i);
     snprintf(want, sizeof want, "tensor \"%s\" is damaged", last->name);
+    snprintf(listed, sizeof listed, "tensor \"%s\" (", last->name);
     vg_st_close(sf);
     snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --steps 4 --resume %s/damaged --out %s/damaged", root, root, root);
     int rc = vg_test_run(cmd, out, sizeof out);
     CHECK_MSG(rc == 1 && strstr(out, "damaged/model.safetensors") && strstr(out, want), "bit rot: exit %d, expected '%s': %s", rc, want, out);
+    /* ./inspect verify lists the damaged tensor; a run directory's checkpoints are all whole */
+    snprintf(cmd, sizeof cmd, "./inspect verify %s/damaged", root);
+    rc = vg_test_run(cmd, out, sizeof out);
+    CHECK_MSG(rc == 1 && strstr(out, "model.safetensors: DAMAGED") && strstr(out, listed) &&
+              strstr(out, "train_state.safetensors: ok"), "inspect verify: exit %d: %s", rc, out);
+    snprintf(cmd, sizeof cmd, "./inspect verify %s/straight", root);
+    rc = vg_test_run(cmd, out, sizeof out);
+    CHECK_MSG(rc == 0 && strstr(out, "(latest)") && strstr(out, "every CRC-32C matches") && !strstr(out, "DAMAGED"),
+              "inspect verify: exit %d: %s", rc, out);
     free(state); free(model);
 }
 
