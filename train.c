@@ -149,7 +149,7 @@ static vg_dataset *open_test_split(const options *o, const char *dir, char *err)
     const vg_vit_config *c = &run_state.t.model.cfg;
     vg_dataset *test = run_state.test = vg_dataset_open(o->dataset, dir, VG_SPLIT_TEST, err, ERRLEN);
     if (!test) {
-        if (!strcmp(o->dataset, "cifar10")) strncat(err, "\n(run `make data` to download CIFAR-10, or pass --data DIR)", ERRLEN - strlen(err) - 1);
+        if (!strcmp(o->dataset, "cifar10") && strstr(err, strerror(ENOENT))) strncat(err, "\n(run `make data` to download CIFAR-10, or pass --data DIR)", ERRLEN - strlen(err) - 1);
         return NULL;
     }
     if (test->n_classes != c->num_classes) {
@@ -174,17 +174,17 @@ static vg_lr_schedule make_schedule(const options *o, int64_t per_epoch) {
 }
 
 /* evaluate on the test split (and the weight EMA's, with --model-ema), print and log it; at the
- * end of the run also the report */
+ * end of the run also the report. 1: a stop signal cut it short (nothing logged) */
 static int eval_and_log(const options *o, const vg_dataset *test, int64_t per_epoch, int64_t total, double wall, char *err) {
     trainer *t = &run_state.t;
     bool ok; eval_result r = trainer_evaluate(t, test, o->eval_batch, o->loader_threads, err, &ok);
-    if (!ok) { free(r.confusion); return -1; }
+    if (!ok || r.interrupted) { free(r.confusion); return ok ? 1 : -1; }
     eval_result e = {0};
     char ema[96] = "";
     if (t->has_ema) {
         e = model_evaluate(&t->ema_model, test, o->eval_batch, o->loader_threads, err, &ok);
         free(e.confusion);
-        if (!ok) { free(r.confusion); return -1; }
+        if (!ok || e.interrupted) { free(r.confusion); return ok ? 1 : -1; }
         snprintf(ema, sizeof ema, "; EMA weights: test loss %.4f, test top-1 %.2f%%", e.loss, 100 * e.acc);
     }
     printf("step %lld (epoch %.2f): test loss %.4f, test top-1 %.2f%%%s, wall %.0f s\n", (long long)t->step,
@@ -332,11 +332,13 @@ int main(int argc, char **argv) {
         bool do_eval = t->step == total || (o.eval_every > 0 && at_unit && (t->step / unit) % o.eval_every == 0);
         /* a stop signal on any rank stops every rank after the same step (one collective per step) */
         bool interrupted = vg_dist_any(run_stop_signal() != 0);
-        bool stop_now = (o.stop_at > 0 && t->step == o.stop_at) || (interrupted && t->step < total);
+        bool stop_now = (o.stop_at > 0 && t->step == o.stop_at) || (interrupted && t->step < total), eval_cut = false;
         bool do_save = t->step == total || stop_now || (o.save_every > 0 && at_unit && (t->step / unit) % o.save_every == 0);
         if (do_eval) {
             if (tty) printf("\n");
-            if (eval_and_log(&o, test, per_epoch, total, wall, err)) FAIL();
+            int rc = eval_and_log(&o, test, per_epoch, total, wall, err);
+            if (rc < 0) FAIL();
+            if (rc > 0) interrupted = stop_now = do_save = eval_cut = true;   /* a signal during the evaluation */
             t_log = run_now_s();
         }
         if (do_save) {
@@ -352,8 +354,9 @@ int main(int argc, char **argv) {
             char cmd[8192];
             run_resume_command(argc, argv, o.out, cmd, sizeof cmd);
             if (tty) printf("\n");
-            printf("stopped after step %lld (%s); checkpoint %s. Continue with:\n  %s\n", (long long)t->step,
-                   interrupted ? (run_stop_signal() == SIGTERM ? "SIGTERM" : "SIGINT") : "--stop-at", last_ckpt, cmd);
+            printf("stopped after step %lld (%s%s); checkpoint %s. Continue with:\n  %s\n", (long long)t->step,
+                   interrupted ? (run_stop_signal() == SIGTERM ? "SIGTERM" : "SIGINT") : "--stop-at",
+                   eval_cut ? ", during the evaluation, which is not logged" : "", last_ckpt, cmd);
             if (interrupted) return finish(128 + (run_stop_signal() ? run_stop_signal() : SIGINT));
             break;
         }

@@ -3,6 +3,7 @@
 #include "run/run.h"
 #include "nn/nn.h"
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -12,6 +13,15 @@
 static const char *class_label(const vg_dataset *d, int c) {
     if (d->class_descr && d->class_descr[c] && d->class_descr[c][0]) return d->class_descr[c];
     return d->class_names && d->class_names[c] ? d->class_names[c] : "";
+}
+
+/* Test hook: VG_TEST_SIGNAL_IN_EVAL=K raises SIGINT after the K-th evaluation batch of the process
+ * (counted over all its evaluations), as a Ctrl-C landing in the middle of one would
+ * (tests/test_reliability.c). */
+static void signal_hook(void) {
+    static long count;
+    const char *k = getenv("VG_TEST_SIGNAL_IN_EVAL");
+    if (k && *k && ++count == atol(k)) raise(SIGINT);
 }
 
 eval_result trainer_evaluate(trainer *t, const vg_dataset *test, int batch, int loader_threads, char *err, bool *ok) {
@@ -32,6 +42,8 @@ eval_result model_evaluate(vg_vit *m, const vg_dataset *test, int batch, int loa
     double loss_sum = 0; int64_t correct = 0;
     vg_no_grad_begin();
     while (vg_loader_next(L, &b) == 1) {
+        /* Ctrl-C / SIGTERM during training: stop between batches, every process at the same one */
+        if (run_stop_requested()) { r.interrupted = true; break; }
         if (b.n == 0) continue;                     /* a last batch smaller than the process count */
         vg_tensor *logits = vg_vit_forward(m, batch_tensor(&b), false, NULL);
         vg_tensor *loss = vg_cross_entropy_fn(logits, b.y, 0.0);
@@ -46,6 +58,7 @@ eval_result model_evaluate(vg_vit *m, const vg_dataset *test, int batch, int loa
         }
         r.n += b.n;
         vg_arena_reset();
+        signal_hook();
     }
     vg_no_grad_end();
     vg_loader_free(L);

@@ -93,7 +93,9 @@ int trainer_load_state(trainer *t, const char *path, vg_loader_state *ls, int ba
 int trainer_load_weights(trainer *t, const char *path, vg_interp_mode interp, bool strict, char *err);
 
 /* ------------------------------------------------------------------ evaluation (run/evaluate.c) */
-typedef struct { double loss, acc; int64_t n; int64_t *confusion; int classes; } eval_result;
+/* interrupted: a stop signal (run/stop.c) ended it after a batch, on every process together: the
+ * numbers cover only part of the split */
+typedef struct { double loss, acc; int64_t n; int64_t *confusion; int classes; bool interrupted; } eval_result;
 
 /* the model in eval mode over a whole split, each process its slice of every batch, the sums
  * taken over processes (collective); *ok false (and err set) on failure. Free .confusion. */
@@ -118,6 +120,8 @@ void run_dir_report_finished(const char *out, int64_t step, int64_t total);
  * checkpoint, exits 128 + signal); a second exits at once, leaving the last complete checkpoint. */
 void run_stop_install(void);
 int  run_stop_signal(void);                           /* the signal received, 0 if none */
+/* did any process receive one? (vg_dist_any: collective, every process gets the same answer) */
+bool run_stop_requested(void);
 /* the exact command that continues this run: argv without --resume/--init/--stop-at/--overwrite/
  * --continue, then --resume OUT; words shell-quoted where needed */
 void run_resume_command(int argc, char **argv, const char *out, char *buf, size_t n);

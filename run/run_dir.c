@@ -116,7 +116,7 @@ void run_dir_report_finished(const char *out, int64_t step, int64_t total) {
     snprintf(path, sizeof path, "%s/confusion.txt", out);
     FILE *f = fopen(path, "r");
     if (f && fgets(line, sizeof line, f)) printf("  %s", line);      /* "test top-1: …% (N images), test loss …" */
-    else printf("  (no final evaluation recorded in %s)\n", path);
+    else printf("  (no final evaluation recorded in %s: --eval-only --init %s evaluates its weights)\n", path, out);
     if (f) fclose(f);
     printf("  weights: %s/model.safetensors\n"
            "  to train it again: --overwrite (replaces it) or another --out\n", out);

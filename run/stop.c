@@ -5,6 +5,8 @@
  * written (atomically, as every checkpoint) and the program exits 128 + signal (130 for SIGINT,
  * 143 for SIGTERM). A second signal exits at once with the same status: `latest` still names the
  * last complete checkpoint, since a checkpoint only becomes `latest` once it is whole.
+ * The same signal also ends an evaluation after its current batch (run/evaluate.c): the loop then
+ * saves the state of the last step without logging the partial evaluation.
  * The data loader's threads block both signals (data/loader.c), so the main thread takes them. */
 #include "run/run.h"
 #include <signal.h>
@@ -35,6 +37,8 @@ void run_stop_install(void) {
 }
 
 int run_stop_signal(void) { return stop_signal; }
+
+bool run_stop_requested(void) { return vg_dist_any(stop_signal != 0); }
 
 /* s as one shell word: unchanged when it holds only safe characters, else in single quotes */
 static void shell_word(const char *s, char *buf, size_t n, size_t *len) {

@@ -180,6 +180,57 @@ VG_TEST(reliability_sigint_saves_prints_the_resume_command_and_resumes_exactly) 
     CHECK_MSG(rc == 0 && strstr(out, "test top-1"), "the last checkpoint: exit %d: %s", rc, out);
 }
 
+/* a stop signal during an evaluation ends it after the current batch: the state of the last step
+ * is saved, the partial evaluation is not logged, and the printed command resumes exactly */
+VG_TEST(reliability_sigint_during_an_evaluation_stops_after_its_batch_and_resumes_exactly) {
+    REQUIRE(setup());
+    char cmd[2048], out[8192], resume[4096], path[600];
+    /* an evaluation every 10 steps (an epoch) in batches of 16 of the 64 test images; SIGINT arrives
+     * after the second batch of the first one (the test hook raises it, as Ctrl-C would) */
+    snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --steps " STEPS " --save-every 0 --eval-every 10 --eval-batch 16 --out %s/evalcut",
+             root, root);
+    setenv("VG_TEST_SIGNAL_IN_EVAL", "2", 1);
+    int rc = vg_test_run(cmd, out, sizeof out);
+    unsetenv("VG_TEST_SIGNAL_IN_EVAL");
+    CHECK_MSG(rc == 130 && strstr(out, "stopped after step 10 (SIGINT, during the evaluation, which is not logged); checkpoint ") &&
+              !strstr(out, "test top-1"), "exit %d: %s", rc, out);
+    char target[512] = "";
+    snprintf(path, sizeof path, "%s/evalcut/latest", root);
+    ssize_t len = readlink(path, target, sizeof target - 1);
+    target[len > 0 ? len : 0] = 0;
+    CHECK_MSG(strstr(target, "step-00000010"), "latest -> %s", target);
+    snprintf(path, sizeof path, "%s/evalcut/metrics.csv", root);
+    char *csv = vg_test_read_file(path, NULL);
+    CHECK_MSG(csv && strstr(csv, "\n10,1.0000,") && !strstr(csv, "\n10,1.0000,,"), "no test row for step 10:\n%s", csv);
+    free(csv);
+    snprintf(path, sizeof path, "%s/evalcut.log", root);
+    FILE *f = fopen(path, "w");
+    if (f) { fputs(out, f); fclose(f); }
+    REQUIRE(printed_resume_command(path, resume, sizeof resume));
+    rc = vg_test_run(resume, out, sizeof out);
+    CHECK_MSG(rc == 0 && strstr(out, "resumed from") && strstr(out, "step 20 (epoch 2.00): test loss"), "`%s`: exit %d: %s", resume, rc, out);
+    check_same_as_straight("evalcut");
+}
+
+/* `make data` is advice for a dataset that is not there, not for one that is damaged */
+VG_TEST(reliability_data_errors_suggest_make_data_only_when_the_data_is_missing) {
+    REQUIRE(setup());
+    char cmd[2048], out[8192], path[600];
+    snprintf(cmd, sizeof cmd, "cp -r %s/cifar %s/badlabel", root, root);
+    REQUIRE(system(cmd) == 0);
+    snprintf(path, sizeof path, "%s/badlabel/test_batch.bin", root);
+    FILE *f = fopen(path, "r+b");
+    REQUIRE(f);
+    fputc(10, f);                                         /* the first record's label: 10 */
+    fclose(f);
+    snprintf(cmd, sizeof cmd, TINY " --data %s/badlabel --steps 2 --out %s/badlabel-run", root, root);
+    int rc = vg_test_run(cmd, out, sizeof out);
+    CHECK_MSG(rc == 1 && strstr(out, "test_batch.bin: record 0 has label 10, expected 0..9") && !strstr(out, "make data"), "exit %d: %s", rc, out);
+    snprintf(cmd, sizeof cmd, TINY " --data %s/no-such-dir --steps 2 --out %s/nodata-run", root, root);
+    rc = vg_test_run(cmd, out, sizeof out);
+    CHECK_MSG(rc == 1 && strstr(out, "No such file or directory") && strstr(out, "make data"), "exit %d: %s", rc, out);
+}
+
 /* ------------------------------------------------------------------ full disk */
 VG_TEST(reliability_full_disk_during_a_checkpoint_keeps_the_previous_one) {
     REQUIRE(setup());

@@ -321,6 +321,8 @@ VG_TEST(train_flag_errors_exit_2_naming_the_flag) {
         snprintf(cmd, sizeof cmd, "./train %s", cases[i][0]);
         int rc = run(cmd, out, sizeof out);
         CHECK_MSG(rc == 2 && strstr(out, cases[i][1]), "`%s`: exit %d, output: %s", cmd, rc, out);
+        size_t n = strlen(out), k = strlen("(see ./train --help)\n");      /* the last line, whole */
+        CHECK_MSG(n >= k && !strcmp(out + n - k, "(see ./train --help)\n"), "`%s`: does not end with the hint and a newline: %s", cmd, out);
     }
     CHECK(run("./train --help", out, sizeof out) == 0 && strstr(out, "--label-smoothing") && strstr(out, "--bench") &&
           strstr(out, "--mixup-switch-prob") && strstr(out, "--model-ema-decay"));
