@@ -6,7 +6,9 @@
  * the parameters are one flat vector: each call re-points the model's parameter slots
  * (vg_vit_slots) at views (narrow + reshape) of it, in timm's state-dict order, so one flat index
  * maps to exactly one parameter element (a failing "input 1 element k" is found by summing the
- * sizes of the tensors in that order). Eval mode (dropout off). */
+ * sizes of the tensors in that order). Eval mode (dropout off).
+ * The timm layout variants (class token off, register tokens, no_embed_class, fc_norm,
+ * LayerScale, no head) have rows of their own, in combinations the published checkpoints use. */
 #include "gradcheck.h"
 #include "vit/vit.h"
 #include <string.h>
@@ -19,12 +21,19 @@ enum { GC_D = 8, GC_C = 3, GC_P = 4, GC_IMG = 8, GC_N = (GC_IMG / GC_P) * (GC_IM
      + GC_DEPTH * (2 * GC_D + 3 * GC_D * GC_D + 3 * GC_D + GC_D * GC_D + GC_D + 2 * GC_D           \
                    + GC_H * GC_D + GC_H + GC_D * GC_H + GC_D)                                       \
      + 2 * GC_D + GC_D * GC_K + GC_K)                   /* norm, head */
+/* a timm layout: S prefix tokens (cls + R reg), pos rows (0 when fixed), LayerScale, head */
+#define GC_VIT_NPARAMS_LAYOUT(S, pos_rows, ls, head)                                                \
+    (GC_D * GC_C * GC_P * GC_P + GC_D + (S) * GC_D + (pos_rows) * GC_D                              \
+     + GC_DEPTH * (2 * GC_D + 3 * GC_D * GC_D + 3 * GC_D + GC_D * GC_D + GC_D + 2 * GC_D           \
+                   + GC_H * GC_D + GC_H + GC_D * GC_H + GC_D + ((ls) ? 2 * GC_D : 0))              \
+     + 2 * GC_D + ((head) ? GC_D * GC_K + GC_K : 0))
 
 #define MAX_SLOTS 64
 typedef struct {
     vg_vit_pool pool; vg_vit_posembed pos;
     double drop_path;                       /* > 0: train mode, a fixed per-sample mask */
     double patch_drop;                      /* > 0: train mode, fixed kept patches */
+    bool no_cls; int reg; bool no_embed_class, fc_norm; double init_values; bool no_head;   /* layout */
     vg_vit model;
     bool ready;
     int n;                                  /* trainable slots */
@@ -41,6 +50,9 @@ static void vit_prepare(vg_tensor **inputs, void *vctx) {
     cfg.embed_dim = GC_D; cfg.depth = GC_DEPTH; cfg.num_heads = 2;
     cfg.pool = c->pool; cfg.pos_embed = c->pos; cfg.drop_path_rate = c->drop_path;
     cfg.patch_drop_rate = c->patch_drop;
+    cfg.class_token = !c->no_cls; cfg.reg_tokens = c->reg; cfg.no_embed_class = c->no_embed_class;
+    cfg.fc_norm = c->fc_norm; cfg.init_values = c->init_values;
+    if (c->no_head) cfg.num_classes = 0;
     vg_rng rng = vg_rng_seed(7);
     if (!vg_vit_init(&c->model, &cfg, &rng)) return;
     c->n = vg_vit_slots(&c->model, true, c->slot, c->names, NULL, MAX_SLOTS);
@@ -89,6 +101,29 @@ VIT_CASE(vit_mean_sincos, "mean, sincos2d pos", ctx_mean_sincos, 0)
 VIT_CASE(vit_cls_drop_path, "cls, drop_path 0.6", ctx_cls_drop_path, 1)
 VIT_CASE(vit_mean_patch_drop, "mean, patch_drop 0.5", ctx_mean_patch_drop, 1)
 VIT_CASE(vit_cls_patch_drop, "cls, patch_drop 0.25", ctx_cls_patch_drop, 1)
+
+/* timm's layouts: fields after patch_drop are no_cls, reg, no_embed_class, fc_norm, init_values, no_head */
+static vit_gc ctx_reg_noembed_cls = {VG_VIT_POOL_CLS, VG_VIT_POS_LEARNED, 0, 0, false, 2, true};     /* DINOv2-like */
+static vit_gc ctx_reg_embed_mean_fcnorm = {VG_VIT_POOL_MEAN, VG_VIT_POS_LEARNED, 0, 0, false, 2, false, true};
+static vit_gc ctx_gap = {VG_VIT_POOL_MEAN, VG_VIT_POS_LEARNED, 0, 0, true, 2, true, true};         /* reg4_gap */
+static vit_gc ctx_no_cls_mean = {VG_VIT_POOL_MEAN, VG_VIT_POS_LEARNED, 0, 0, true, 0, false, false};
+static vit_gc ctx_layerscale = {VG_VIT_POOL_CLS, VG_VIT_POS_LEARNED, 0, 0, false, 1, true, false, 0.3};  /* DeiT-3 */
+static vit_gc ctx_no_head = {VG_VIT_POOL_CLS, VG_VIT_POS_LEARNED, 0, 0, false, 1, true, false, 0.3, true};
+static vit_gc ctx_reg_patch_drop = {VG_VIT_POOL_MEAN, VG_VIT_POS_LEARNED, 0, 0.5, false, 2, false, true};
+static vit_gc ctx_reg_sincos = {VG_VIT_POOL_CLS, VG_VIT_POS_SINCOS2D, 0, 0, false, 2, false, true};
+
+#define VIT_LAYOUT_CASE(ID, VARIANT, CTX, S, POS_ROWS, LS, HEAD)                                      \
+    GC_REGISTER(ID, {"vit", VARIANT, f_vit, &CTX, 2,                                                   \
+                     {GC_IN(GC_B, GC_C, GC_IMG, GC_IMG),                                               \
+                      GC_IN_RANGE(-0.5, 0.5, GC_VIT_NPARAMS_LAYOUT(S, POS_ROWS, LS, HEAD))}, vit_prepare})
+VIT_LAYOUT_CASE(vit_reg_noembed_cls, "cls, reg 2, no_embed_class", ctx_reg_noembed_cls, 3, GC_N, 0, 1)
+VIT_LAYOUT_CASE(vit_reg_mean_fcnorm, "mean+fc_norm, reg 2", ctx_reg_embed_mean_fcnorm, 3, GC_N + 3, 0, 1)
+VIT_LAYOUT_CASE(vit_gap, "no cls, reg 2, gap, fc_norm", ctx_gap, 2, GC_N, 0, 1)
+VIT_LAYOUT_CASE(vit_no_cls_mean, "no cls, mean", ctx_no_cls_mean, 0, GC_N, 0, 1)
+VIT_LAYOUT_CASE(vit_layerscale, "LayerScale, reg 1, no_emb", ctx_layerscale, 2, GC_N, 1, 1)
+VIT_LAYOUT_CASE(vit_no_head, "no head (features), LS", ctx_no_head, 2, GC_N, 1, 0)
+VIT_LAYOUT_CASE(vit_reg_patch_drop, "mean+fc_norm, reg 2, pdrop", ctx_reg_patch_drop, 3, GC_N + 3, 0, 1)
+VIT_LAYOUT_CASE(vit_reg_sincos, "cls+fc_norm, reg 2, sincos", ctx_reg_sincos, 3, 0, 0, 1)
 
 /* vg_patchify: a pure view chain (reshape → permute → reshape), checked on its own */
 static vg_tensor *f_patchify(vg_tensor *const *in, void *ctx) { (void)ctx; return vg_patchify(in[0], 2); }

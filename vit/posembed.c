@@ -10,16 +10,16 @@
  * index j and grid[1] the ROW index i, and concatenates [1d(D/2, grid[0]), 1d(D/2, grid[1])].
  * 1d(E, pos) = [sin(pos·ω_k) for k < E/2, cos(pos·ω_k) for k < E/2], ω_k = 1 / 10000^(k/(E/2)),
  * computed in float64 as numpy does. */
-vg_tensor *vg_sincos_2d_pos_embed(int dim, int grid_h, int grid_w, bool cls_row) {
-    if (dim <= 0 || dim % 4 || grid_h <= 0 || grid_w <= 0) {
-        vg_set_error("sincos_2d_pos_embed: need dim %% 4 == 0 and a non-empty grid (dim %d, grid %dx%d)",
-                     dim, grid_h, grid_w);
+vg_tensor *vg_sincos_2d_pos_embed(int dim, int grid_h, int grid_w, int prefix_rows) {
+    if (dim <= 0 || dim % 4 || grid_h <= 0 || grid_w <= 0 || prefix_rows < 0) {
+        vg_set_error("sincos_2d_pos_embed: need dim %% 4 == 0, a non-empty grid and prefix rows >= 0 (dim %d, grid %dx%d, prefix %d)",
+                     dim, grid_h, grid_w, prefix_rows);
         return NULL;
     }
-    const int64_t rows = (int64_t)grid_h * grid_w + (cls_row ? 1 : 0);
+    const int64_t rows = (int64_t)grid_h * grid_w + prefix_rows;
     vg_tensor *t = vg_zeros(VG_DIMS(1, rows, dim));
     if (!t) return NULL;
-    real *out = vg_data(t) + (cls_row ? dim : 0);       /* CLS row stays zero */
+    real *out = vg_data(t) + (int64_t)prefix_rows * dim;    /* the CLS (prefix) rows stay zero */
     const int quarter = dim / 4;
     for (int i = 0; i < grid_h; i++)
         for (int j = 0; j < grid_w; j++) {
@@ -95,28 +95,33 @@ void vg_interpolate_2d(const real *src, int channels, int h, int w, real *dst, i
     free(ty); free(tx);
 }
 
-vg_tensor *vg_resize_pos_embed(const vg_tensor *pos, int h, int w, int H, int W, vg_interp_mode mode) {
+vg_tensor *vg_resize_pos_embed_prefix(const vg_tensor *pos, int prefix, int h, int w, int H, int W,
+                                      vg_interp_mode mode) {
     if (!pos) return NULL;
-    if (pos->ndim != 3 || pos->shape[0] != 1 || pos->shape[1] != 1 + (int64_t)h * w || H <= 0 || W <= 0) {
+    if (prefix < 0 || pos->ndim != 3 || pos->shape[0] != 1 || pos->shape[1] != prefix + (int64_t)h * w || H <= 0 || W <= 0) {
         char s[64]; vg_shape_str(pos, s, sizeof s);
-        vg_set_error("resize_pos_embed: expected (1, 1 + %d·%d, D) and a non-empty new grid, got %s → %dx%d",
-                     h, w, s, H, W);
+        vg_set_error("resize_pos_embed: expected (1, %d + %d·%d, D) and a non-empty new grid, got %s → %dx%d",
+                     prefix, h, w, s, H, W);
         return NULL;
     }
-    const int64_t D = pos->shape[2], n = (int64_t)h * w, N = (int64_t)H * W;
+    const int64_t D = pos->shape[2], n = (int64_t)h * w, N = (int64_t)H * W, S = prefix;
     const vg_tensor *pc = vg_contiguous_raw(pos);
-    vg_tensor *out = vg_empty(VG_DIMS(1, 1 + N, D));
+    vg_tensor *out = vg_empty(VG_DIMS(1, S + N, D));
     real *grid = vg_arena_alloc(sizeof(real) * (size_t)(D * (n + N)));
     if (!pc || !out || !grid) return NULL;
     const real *p = vg_data(pc);
     real *o = vg_data(out), *g_in = grid, *g_out = grid + D * n;
-    memcpy(o, p, sizeof(real) * (size_t)D);                            /* CLS row unchanged */
+    if (S) memcpy(o, p, sizeof(real) * (size_t)(S * D));               /* prefix (CLS) rows unchanged */
     for (int64_t t = 0; t < n; t++)                                      /* (n, D) → (D, h, w) */
-        for (int64_t d = 0; d < D; d++) g_in[d * n + t] = p[(1 + t) * D + d];
+        for (int64_t d = 0; d < D; d++) g_in[d * n + t] = p[(S + t) * D + d];
     vg_interpolate_2d(g_in, (int)D, h, w, g_out, H, W, mode);
     for (int64_t t = 0; t < N; t++)                                      /* (D, H, W) → (N, D) */
-        for (int64_t d = 0; d < D; d++) o[(1 + t) * D + d] = g_out[d * N + t];
+        for (int64_t d = 0; d < D; d++) o[(S + t) * D + d] = g_out[d * N + t];
     return out;
+}
+
+vg_tensor *vg_resize_pos_embed(const vg_tensor *pos, int h, int w, int H, int W, vg_interp_mode mode) {
+    return vg_resize_pos_embed_prefix(pos, 1, h, w, H, W, mode);
 }
 
 bool vg_vit_set_img_size(vg_vit *m, int img_size, vg_interp_mode mode) {
@@ -127,7 +132,8 @@ bool vg_vit_set_img_size(vg_vit *m, int img_size, vg_interp_mode mode) {
     }
     const int g = img_size / P;
     vg_arena_mark mk = vg_arena_get_mark();
-    vg_tensor *np = vg_persist(vg_resize_pos_embed(m->pos_embed, m->grid_h, m->grid_w, g, g, mode));
+    vg_tensor *np = vg_persist(vg_resize_pos_embed_prefix(m->pos_embed, vg_vit_pos_prefix_rows(&m->cfg),
+                                                          m->grid_h, m->grid_w, g, g, mode));
     vg_arena_release(mk);
     if (!np) return false;
     np->requires_grad = m->pos_embed->requires_grad;

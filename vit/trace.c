@@ -3,7 +3,7 @@
  * a ViT); LayerNorm, softmax, GELU and the adds are not counted. */
 #include "vit.h"
 
-/* per image; T tokens enter the blocks: N + 1, or 1 + K in training with patch dropout */
+/* per image; T tokens enter the blocks: S + N (S prefix tokens), or S + K in training with patch dropout */
 static double patch_flops(const vg_vit_config *c) {
     double P = c->patch_size;
     return 2.0 * vg_vit_num_patches(c) * c->embed_dim * c->in_chans * P * P;
@@ -22,10 +22,10 @@ static double cls_block_flops(const vg_vit_config *c, double T) {
     return 2.0 * (T * D * 2 * D + D * D + 2 * T * D + D * D + 2 * D * H);
 }
 static double head_flops(const vg_vit_config *c) { return 2.0 * c->embed_dim * c->num_classes; }
-static double eval_tokens(const vg_vit_config *c) { return vg_vit_num_patches(c) + 1.0; }
+static double eval_tokens(const vg_vit_config *c) { return vg_vit_num_patches(c) + (double)vg_vit_num_prefix_tokens(c); }
 static double train_tokens(const vg_vit_config *c) {
     if (!(c->patch_drop_rate > 0)) return eval_tokens(c);
-    return 1.0 + (double)vg_patch_dropout_keep(vg_vit_num_patches(c), c->patch_drop_rate);
+    return vg_vit_num_prefix_tokens(c) + (double)vg_patch_dropout_keep(vg_vit_num_patches(c), c->patch_drop_rate);
 }
 static double flops(const vg_vit_config *c, double T, bool cls_only) {
     return patch_flops(c) + (c->depth - cls_only) * block_flops(c, T) + (cls_only ? cls_block_flops(c, T) : 0)
@@ -66,6 +66,10 @@ bool vg_vit_trace(vg_vit *m, int batch, FILE *f) {
     fprintf(f, "ViT forward, batch %d: %d px, patch %d, dim %d, depth %d, heads %d, mlp %d, %s pooling, %s pos_embed\n",
             batch, c->img_size, P, D, c->depth, c->num_heads, vg_vit_hidden_dim(c),
             c->pool == VG_VIT_POOL_CLS ? "cls" : "mean", c->pos_embed == VG_VIT_POS_LEARNED ? "learned" : "fixed sincos2d");
+    if (!c->class_token || c->reg_tokens || c->no_embed_class || c->fc_norm || c->init_values > 0 || !c->num_classes)
+        fprintf(f, "  layout:%s%s%s%s%s%s, %d reg tokens\n", c->class_token ? "" : " no class token,",
+                c->no_embed_class ? " no_embed_class," : "", c->fc_norm ? " fc_norm," : "",
+                c->init_values > 0 ? " LayerScale," : "", c->num_classes ? "" : " no head,", "", c->reg_tokens);
     fprintf(f, "  %-26s %-22s %12s %14s\n", "stage", "output shape", "params", "FLOPs (fwd)");
     row(f, "input", img, 0, 0);
 
@@ -77,31 +81,53 @@ bool vg_vit_trace(vg_vit *m, int batch, FILE *f) {
 
     x = vg_transpose(vg_flatten(x, 2, 3), 1, 2);
     row(f, "token sequence", x, 0, 0);
-    x = vg_concat(2, (vg_tensor *[]){vg_expand(m->cls_token, VG_DIMS(batch, -1, -1)), x}, 1);
-    row(f, "+ cls_token", x, numel_or0(m->cls_token), 0); total += numel_or0(m->cls_token);
-    x = vg_add(x, m->pos_embed);
-    row(f, c->pos_embed == VG_VIT_POS_LEARNED ? "+ pos_embed" : "+ pos_embed (fixed)", x, pos_params, 0);
-    total += pos_params;
+    const char *pos_label = c->pos_embed == VG_VIT_POS_LEARNED ? "+ pos_embed" : "+ pos_embed (fixed)";
+    if (c->no_embed_class) {                    /* timm's _pos_embed: patches first, then the prefix */
+        x = vg_add(x, m->pos_embed);
+        row(f, pos_label, x, pos_params, 0); total += pos_params;
+    }
+    if (m->cls_token) {
+        x = vg_concat(2, (vg_tensor *[]){vg_expand(m->cls_token, VG_DIMS(batch, -1, -1)), x}, 1);
+        row(f, "+ cls_token", x, numel_or0(m->cls_token), 0); total += numel_or0(m->cls_token);
+    }
+    if (m->reg_token) {                         /* after the class token, before the patches */
+        vg_tensor *rest = m->cls_token ? vg_narrow(x, 1, 1, x->shape[1] - 1) : x;
+        vg_tensor *reg = vg_expand(m->reg_token, VG_DIMS(batch, -1, -1));
+        x = m->cls_token ? vg_concat(3, (vg_tensor *[]){vg_narrow(x, 1, 0, 1), reg, rest}, 1)
+                         : vg_concat(2, (vg_tensor *[]){reg, rest}, 1);
+        row(f, "+ reg_token", x, numel_or0(m->reg_token), 0); total += numel_or0(m->reg_token);
+    }
+    if (!c->no_embed_class) {
+        x = vg_add(x, m->pos_embed);
+        row(f, pos_label, x, pos_params, 0); total += pos_params;
+    }
 
     for (int i = 0; i < c->depth && x; i++) {
         x = vg_vit_block_forward(m, i, x, false, NULL, NULL);
         int64_t bp = 0;
         vg_vit_block *b = &m->blocks[i];
         const vg_tensor *ts[] = {b->norm1.weight, b->norm1.bias, b->attn.qkv.weight, b->attn.qkv.bias,
-                                 b->attn.proj.weight, b->attn.proj.bias, b->norm2.weight, b->norm2.bias,
-                                 b->fc1.weight, b->fc1.bias, b->fc2.weight, b->fc2.bias};
+                                 b->attn.proj.weight, b->attn.proj.bias, b->ls1, b->norm2.weight, b->norm2.bias,
+                                 b->fc1.weight, b->fc1.bias, b->fc2.weight, b->fc2.bias, b->ls2};
         for (size_t k = 0; k < sizeof ts / sizeof ts[0]; k++) bp += numel_or0(ts[k]);
         snprintf(label, sizeof label, "blocks.%d", i);
         row(f, label, x, bp, B * block_flops(c, eval_tokens(c))); total += bp; total_flops += B * block_flops(c, eval_tokens(c));
     }
-    x = vg_layernorm_fn(x, m->norm.weight, m->norm.bias, c->norm_eps);
-    int64_t nn_ = numel_or0(m->norm.weight) + numel_or0(m->norm.bias);
-    row(f, "norm", x, nn_, 0); total += nn_;
-    x = vg_vit_pool_tokens(m, x);
-    row(f, c->pool == VG_VIT_POOL_CLS ? "pooled (cls token)" : "pooled (mean of patches)", x, 0, 0);
-    x = vg_linear_fn(x, m->head.weight, m->head.bias);
-    int64_t hp = numel_or0(m->head.weight) + numel_or0(m->head.bias);
-    row(f, "head (logits)", x, hp, B * head_flops(c)); total += hp; total_flops += B * head_flops(c);
+    if (m->norm.weight) {
+        x = vg_layernorm_fn(x, m->norm.weight, m->norm.bias, c->norm_eps);
+        int64_t nn_ = numel_or0(m->norm.weight) + numel_or0(m->norm.bias);
+        row(f, "norm", x, nn_, 0); total += nn_;
+    }
+    x = vg_vit_pool_tokens(m, x);               /* with fc_norm, the norm after pooling too */
+    int64_t fp = numel_or0(m->fc_norm.weight) + numel_or0(m->fc_norm.bias);
+    row(f, c->pool == VG_VIT_POOL_CLS ? (fp ? "pooled (cls token), fc_norm" : "pooled (cls token)")
+                                      : (fp ? "pooled (mean of patches), fc_norm" : "pooled (mean of patches)"), x, fp, 0);
+    total += fp;
+    if (m->head.weight) {
+        x = vg_linear_fn(x, m->head.weight, m->head.bias);
+        int64_t hp = numel_or0(m->head.weight) + numel_or0(m->head.bias);
+        row(f, "head (logits)", x, hp, B * head_flops(c)); total += hp; total_flops += B * head_flops(c);
+    }
     if (x) {
         fprintf(f, "  %-26s %-22s %12lld %14.4g\n", "total", "", (long long)total, total_flops);
         fprintf(f, "  trainable parameters %lld; forward %.4g GFLOP/image, training ≈ 3× = %.4g GFLOP/image\n",

@@ -12,6 +12,7 @@ vg_vit_config vg_vit_config_default(void) {
         .embed_dim = 192, .depth = 6, .num_heads = 3, .mlp_ratio = 4.0, .qkv_bias = true,
         .drop_rate = 0.0, .attn_drop_rate = 0.0,
         .pool = VG_VIT_POOL_CLS, .pos_embed = VG_VIT_POS_LEARNED, .norm_eps = 1e-6,
+        .class_token = true,
     };
 }
 
@@ -24,12 +25,14 @@ int vg_vit_num_patches(const vg_vit_config *c) {
     int g = c->img_size / c->patch_size;
     return g * g;
 }
+int vg_vit_num_prefix_tokens(const vg_vit_config *c) { return (c->class_token ? 1 : 0) + c->reg_tokens; }
+int vg_vit_pos_prefix_rows(const vg_vit_config *c) { return c->no_embed_class ? 0 : vg_vit_num_prefix_tokens(c); }
 
 bool vg_vit_config_check(const vg_vit_config *c) {
     if (!c) { vg_set_error("vit: config is NULL"); return false; }
-    if (c->img_size <= 0 || c->patch_size <= 0 || c->in_chans <= 0 || c->num_classes <= 0 ||
+    if (c->img_size <= 0 || c->patch_size <= 0 || c->in_chans <= 0 || c->num_classes < 0 ||
         c->embed_dim <= 0 || c->depth <= 0 || c->num_heads <= 0 || !(c->mlp_ratio > 0)) {
-        vg_set_error("vit: sizes must be positive (img %d patch %d chans %d classes %d dim %d depth %d heads %d mlp_ratio %g)",
+        vg_set_error("vit: sizes must be positive (img %d patch %d chans %d classes %d (0: no head) dim %d depth %d heads %d mlp_ratio %g)",
                      c->img_size, c->patch_size, c->in_chans, c->num_classes, c->embed_dim, c->depth,
                      c->num_heads, c->mlp_ratio);
         return false;
@@ -56,8 +59,21 @@ bool vg_vit_config_check(const vg_vit_config *c) {
         vg_set_error("vit: sincos2d position embedding needs embed_dim %% 4 == 0 (got %d)", c->embed_dim);
         return false;
     }
-    if (((int64_t)vg_vit_num_patches(c) + 1) * c->embed_dim > (1 << 28)) {
-        vg_set_error("vit: %d tokens of %d dims: a position table over 2^28 values", vg_vit_num_patches(c) + 1, c->embed_dim);
+    if (c->reg_tokens < 0 || c->reg_tokens > 1024) {
+        vg_set_error("vit: reg_tokens %d is not in [0, 1024]", c->reg_tokens);
+        return false;
+    }
+    if (!c->class_token && c->pool == VG_VIT_POOL_CLS) {
+        vg_set_error("vit: cls pooling needs the class token (class_token is false: use mean pooling)");
+        return false;
+    }
+    if (!(c->init_values >= 0 && isfinite(c->init_values))) {
+        vg_set_error("vit: init_values (LayerScale) %g must be finite and >= 0", c->init_values);
+        return false;
+    }
+    if (((int64_t)vg_vit_num_patches(c) + vg_vit_num_prefix_tokens(c)) * c->embed_dim > (1 << 28)) {
+        vg_set_error("vit: %d tokens of %d dims: a position table over 2^28 values",
+                     vg_vit_num_patches(c) + vg_vit_num_prefix_tokens(c), c->embed_dim);
         return false;
     }
     if (vg_vit_hidden_dim(c) <= 0) { vg_set_error("vit: MLP hidden size is 0"); return false; }
@@ -78,8 +94,10 @@ int64_t vg_vit_param_count(const vg_vit_config *c) {
                   + 3 * D * D + (c->qkv_bias ? 3 * D : 0)  /* attn.qkv */
                   + D * D + D                               /* attn.proj */
                   + 2 * D                                   /* norm2 */
-                  + H * D + H + D * H + D;                  /* mlp.fc1, mlp.fc2 */
-    return patch + D /* cls */ + (N + 1) * D /* pos */ + c->depth * block + 2 * D /* norm */
+                  + H * D + H + D * H + D                   /* mlp.fc1, mlp.fc2 */
+                  + (c->init_values > 0 ? 2 * D : 0);       /* ls1, ls2 */
+    return patch + (int64_t)vg_vit_num_prefix_tokens(c) * D /* cls, reg */
+         + (N + vg_vit_pos_prefix_rows(c)) * D /* pos */ + c->depth * block + 2 * D /* norm or fc_norm */
          + D * c->num_classes + c->num_classes;
 }
 
@@ -104,6 +122,7 @@ int vg_vit_slots(vg_vit *m, bool trainable_only, vg_tensor ***slots, char (*name
                  bool *weight_decay, int max) {
     slot_list l = {slots, names, weight_decay, max, 0};
     put(&l, &m->cls_token, false, "cls_token", 0);
+    put(&l, &m->reg_token, false, "reg_token", 0);
     if (!trainable_only || m->cfg.pos_embed == VG_VIT_POS_LEARNED) put(&l, &m->pos_embed, false, "pos_embed", 0);
     put(&l, &m->patch_embed.weight, true, "patch_embed.proj.weight", 0);
     put(&l, &m->patch_embed.bias, false, "patch_embed.proj.bias", 0);
@@ -115,15 +134,19 @@ int vg_vit_slots(vg_vit *m, bool trainable_only, vg_tensor ***slots, char (*name
         put(&l, &b->attn.qkv.bias, false, "blocks.%d.attn.qkv.bias", i);
         put(&l, &b->attn.proj.weight, true, "blocks.%d.attn.proj.weight", i);
         put(&l, &b->attn.proj.bias, false, "blocks.%d.attn.proj.bias", i);
+        put(&l, &b->ls1, false, "blocks.%d.ls1.gamma", i);
         put(&l, &b->norm2.weight, false, "blocks.%d.norm2.weight", i);
         put(&l, &b->norm2.bias, false, "blocks.%d.norm2.bias", i);
         put(&l, &b->fc1.weight, true, "blocks.%d.mlp.fc1.weight", i);
         put(&l, &b->fc1.bias, false, "blocks.%d.mlp.fc1.bias", i);
         put(&l, &b->fc2.weight, true, "blocks.%d.mlp.fc2.weight", i);
         put(&l, &b->fc2.bias, false, "blocks.%d.mlp.fc2.bias", i);
+        put(&l, &b->ls2, false, "blocks.%d.ls2.gamma", i);
     }
     put(&l, &m->norm.weight, false, "norm.weight", 0);
     put(&l, &m->norm.bias, false, "norm.bias", 0);
+    put(&l, &m->fc_norm.weight, false, "fc_norm.weight", 0);
+    put(&l, &m->fc_norm.bias, false, "fc_norm.bias", 0);
     put(&l, &m->head.weight, true, "head.weight", 0);
     put(&l, &m->head.bias, false, "head.bias", 0);
     return l.n;
@@ -156,22 +179,31 @@ bool vg_vit_init(vg_vit *m, const vg_vit_config *cfg, vg_rng *rng) {
     m->cfg = *cfg;
     const int D = cfg->embed_dim, hidden = vg_vit_hidden_dim(cfg);
     m->grid_h = m->grid_w = cfg->img_size / cfg->patch_size;
-    const int64_t T = 1 + (int64_t)m->grid_h * m->grid_w;
+    const int prefix = vg_vit_pos_prefix_rows(cfg);
+    const int64_t T = prefix + (int64_t)m->grid_h * m->grid_w;
 
     vg_conv2d_init(&m->patch_embed, cfg->in_chans, D, cfg->patch_size, cfg->patch_size, 0, true, rng);
-    m->cls_token = vg_param(VG_DIMS(1, 1, D));
-    vg_init_normal(m->cls_token, rng, 1e-6);
+    if (cfg->class_token) {
+        m->cls_token = vg_param(VG_DIMS(1, 1, D));
+        vg_init_normal(m->cls_token, rng, 1e-6);
+    }
+    if (cfg->reg_tokens) {                                      /* timm: normal std 1e-6 as cls */
+        m->reg_token = vg_param(VG_DIMS(1, cfg->reg_tokens, D));
+        vg_init_normal(m->reg_token, rng, 1e-6);
+    }
     if (cfg->pos_embed == VG_VIT_POS_LEARNED) {
         m->pos_embed = vg_param(VG_DIMS(1, T, D));
         vg_init_trunc_normal(m->pos_embed, rng, 0.02);
     } else {
         vg_arena_mark mk = vg_arena_get_mark();
-        m->pos_embed = vg_persist(vg_sincos_2d_pos_embed(D, m->grid_h, m->grid_w, true));
+        m->pos_embed = vg_persist(vg_sincos_2d_pos_embed(D, m->grid_h, m->grid_w, prefix));
         vg_arena_release(mk);
         if (m->pos_embed) m->pos_embed->requires_grad = false;
     }
     m->blocks = calloc((size_t)cfg->depth, sizeof *m->blocks);
-    if (!m->blocks || !m->cls_token || !m->pos_embed) { vg_set_error("vit: out of memory"); vg_vit_free(m); return false; }
+    if (!m->blocks || (cfg->class_token && !m->cls_token) || (cfg->reg_tokens && !m->reg_token) || !m->pos_embed) {
+        vg_set_error("vit: out of memory"); vg_vit_free(m); return false;
+    }
     for (int i = 0; i < cfg->depth; i++) {
         vg_vit_block *b = &m->blocks[i];
         vg_layernorm_init(&b->norm1, D, cfg->norm_eps);
@@ -183,21 +215,31 @@ bool vg_vit_init(vg_vit *m, const vg_vit_config *cfg, vg_rng *rng) {
         init_linear_timm(&b->attn.proj, rng);
         init_linear_timm(&b->fc1, rng);
         init_linear_timm(&b->fc2, rng);
+        if (cfg->init_values > 0) {                             /* timm's LayerScale: init_values · 1 */
+            b->ls1 = vg_param(VG_DIMS(D));
+            b->ls2 = vg_param(VG_DIMS(D));
+            vg_init_constant(b->ls1, cfg->init_values);
+            vg_init_constant(b->ls2, cfg->init_values);
+        }
     }
-    vg_layernorm_init(&m->norm, D, cfg->norm_eps);
-    vg_linear_init(&m->head, D, cfg->num_classes, true, rng);
-    init_linear_timm(&m->head, rng);
+    vg_layernorm_init(cfg->fc_norm ? &m->fc_norm : &m->norm, D, cfg->norm_eps);
+    if (cfg->num_classes > 0) {
+        vg_linear_init(&m->head, D, cfg->num_classes, true, rng);
+        init_linear_timm(&m->head, rng);
+    }
 
     /* every slot must be allocated */
     int n = vg_vit_slots(m, false, NULL, NULL, NULL, 0);
-    int expect = 4 + cfg->depth * (cfg->qkv_bias ? 12 : 11) + 4;
+    int expect = 3 + vg_vit_num_prefix_tokens(cfg) - cfg->reg_tokens + (cfg->reg_tokens > 0)
+               + cfg->depth * ((cfg->qkv_bias ? 12 : 11) + (cfg->init_values > 0 ? 2 : 0)) + 2
+               + (cfg->num_classes > 0 ? 2 : 0);
     if (n != expect) { vg_set_error("vit: %d of %d tensors allocated", n, expect); vg_vit_free(m); return false; }
     return true;
 }
 
 void vg_vit_free(vg_vit *m) {
     if (!m) return;
-    if (m->blocks || m->cls_token) {
+    if (m->blocks || m->cls_token || m->reg_token || m->pos_embed) {
         int n = vg_vit_slots(m, false, NULL, NULL, NULL, 0);
         vg_tensor ***slots = malloc(sizeof *slots * (size_t)(n ? n : 1));
         if (slots) {
@@ -246,6 +288,21 @@ vg_tensor *vg_vit_embed_tokens(vg_tensor *tokens, vg_tensor *cls, vg_tensor *pos
     return vg_add(x, pos);
 }
 
+/* timm's _pos_embed: [cls][reg] in front of the patches; pos_embed added after the concatenation,
+ * or (no_embed_class: the table has patch rows only) to the patches before it */
+vg_tensor *vg_vit_pos_embed(vg_vit *m, vg_tensor *tokens) {
+    if (!tokens) return NULL;
+    const int64_t B = tokens->shape[0];
+    if (m->cfg.no_embed_class) tokens = vg_add(tokens, m->pos_embed);                 /* (B, N, D) */
+    vg_tensor *parts[3];
+    int k = 0;
+    if (m->cls_token) parts[k++] = vg_expand(m->cls_token, VG_DIMS(B, -1, -1));       /* (B, 1, D) */
+    if (m->reg_token) parts[k++] = vg_expand(m->reg_token, VG_DIMS(B, -1, -1));       /* (B, R, D) */
+    parts[k++] = tokens;
+    vg_tensor *x = k > 1 ? vg_concat(k, parts, 1) : tokens;                           /* (B, S+N, D) */
+    return m->cfg.no_embed_class ? x : vg_add(x, m->pos_embed);
+}
+
 /* One block, (B, T, D) → (B, T', D): T' = T, or with rows > 0 only the first T' = rows tokens'
  * outputs (a ViT's last block when only the class token is read). Then every token still passes
  * norm1 and the key and value part of qkv (rows D..3D of its weight); the query part, attention
@@ -271,6 +328,7 @@ static vg_tensor *block_forward(vg_vit *m, int i, vg_tensor *x, int64_t rows, bo
     const double dpr = vg_vit_drop_path_at(c, i);
     h = vg_linear_fn(h, b->attn.proj.weight, b->attn.proj.bias);
     h = vg_dropout_fn(h, c->drop_rate, train, rng);
+    if (b->ls1) h = vg_mul(h, b->ls1);                               /* ls1: LayerScale (D) */
     h = vg_drop_path_fn(h, dpr, train, rng);                         /* drop_path1 */
     if (rows) x = vg_narrow(x, 1, 0, rows);                          /* (B, rows, D) */
     x = vg_add_into(x, h);       /* h (proj, dropout or drop-path output) is overwritten: unneeded */
@@ -281,6 +339,7 @@ static vg_tensor *block_forward(vg_vit *m, int i, vg_tensor *x, int64_t rows, bo
     h = vg_dropout_fn(h, c->drop_rate, train, rng);
     h = vg_linear_fn(h, b->fc2.weight, b->fc2.bias);                            /* (B, T', D) */
     h = vg_dropout_fn(h, c->drop_rate, train, rng);
+    if (b->ls2) h = vg_mul(h, b->ls2);                               /* ls2 */
     h = vg_drop_path_fn(h, dpr, train, rng);                         /* drop_path2 */
     return vg_add_into(x, h);
 }
@@ -298,14 +357,15 @@ static vg_tensor *features(vg_vit *m, vg_tensor *image, bool train, vg_rng *rng,
     const bool release = !vg_grad_enabled();
     const vg_arena_mark mark = vg_arena_get_mark();
     vg_tensor *x = vg_vit_patch_embed(m, image);                        /* (B, N, D) */
-    x = vg_vit_embed_tokens(x, m->cls_token, m->pos_embed);             /* (B, N+1, D) */
+    x = vg_vit_pos_embed(m, x);                                         /* (B, S+N, D) */
     x = vg_dropout_fn(x, m->cfg.drop_rate, train, rng);
-    x = vg_patch_dropout_fn(x, m->cfg.patch_drop_rate, 1, train, rng);  /* (B, K+1, D) in training */
+    x = vg_patch_dropout_fn(x, m->cfg.patch_drop_rate, vg_vit_num_prefix_tokens(&m->cfg), train, rng); /* (B, S+K, D) in training */
     if (release) x = vg_arena_release_keep(mark, x);
     for (int i = 0; i < m->cfg.depth; i++) {
         x = block_forward(m, i, x, cls_only && i == m->cfg.depth - 1 ? 1 : 0, train, rng, NULL);
         if (release) x = vg_arena_release_keep(mark, x);
     }
+    if (!m->norm.weight) return x;                                       /* fc_norm: after pooling */
     return vg_layernorm_fn(x, m->norm.weight, m->norm.bias, m->cfg.norm_eps);
 }
 
@@ -319,14 +379,20 @@ bool vg_vit_last_block_cls_only(const vg_vit *m) {
 
 vg_tensor *vg_vit_pool_tokens(vg_vit *m, vg_tensor *x) {
     if (!x) return NULL;
-    if (m->cfg.pool == VG_VIT_POOL_CLS) return vg_select(x, 1, 0);     /* (B, D) */
-    vg_tensor *patches = vg_narrow(x, 1, 1, x->shape[1] - 1);          /* (B, N, D) */
-    return vg_mean(patches, 1, (const int[]){1}, false);                /* (B, D) */
+    const int S = vg_vit_num_prefix_tokens(&m->cfg);
+    if (m->cfg.pool == VG_VIT_POOL_CLS) x = vg_select(x, 1, 0);                    /* (B, D) */
+    else {
+        if (x->ndim != 3 || x->shape[1] <= S) { vg_set_error("vit: pooling: no patch tokens after %d prefix tokens", S); return NULL; }
+        x = vg_mean(vg_narrow(x, 1, S, x->shape[1] - S), 1, (const int[]){1}, false); /* (B, D) */
+    }
+    if (m->fc_norm.weight) x = vg_layernorm_fn(x, m->fc_norm.weight, m->fc_norm.bias, m->cfg.norm_eps);
+    return x;
 }
 
 vg_tensor *vg_vit_forward(vg_vit *m, vg_tensor *image, bool train, vg_rng *rng) {
     vg_tensor *x = features(m, image, train, rng, vg_vit_last_block_cls_only(m));
     x = vg_vit_pool_tokens(m, x);
+    if (!m->head.weight) return x;                                      /* num_classes 0: features */
     return vg_linear_fn(x, m->head.weight, m->head.bias);               /* (B, classes) */
 }
 

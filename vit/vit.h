@@ -3,18 +3,23 @@
  *   image (B, C, H, W)
  *   → patch_embed: Conv2d(C, D, kernel = stride = P)          (B, D, H/P, W/P)
  *   → flatten + transpose                                      (B, N, D),   N = (H/P)·(W/P)
- *   → prepend cls_token, add pos_embed, dropout                (B, N+1, D)
- *   → patch dropout (training only): keep K of the N patches    (B, K+1, D)
- *   → depth × Block: x + attn(norm1(x)); x + mlp(norm2(x))     (B, N+1, D)
- *   → norm (LayerNorm, eps 1e-6)                               (B, N+1, D)
- *   → pool: token 0 (cls) or the mean of tokens 1..N (mean)    (B, D)
- *   → head: Linear(D, num_classes)                             (B, num_classes)
+ *   → prefix tokens [cls_token][reg_token ×R] before the patches, pos_embed added (to every row,
+ *     or with no_embed_class to the patches alone, before the prefix is put in front), dropout
+ *                                                              (B, T, D),   T = S + N, S = cls + R
+ *   → patch dropout (training only): keep K of the N patches    (B, S+K, D)
+ *   → depth × Block: x + ls1·attn(norm1(x)); x + ls2·mlp(norm2(x))   (ls: LayerScale, optional)
+ *   → norm (LayerNorm, eps 1e-6; absent with fc_norm)          (B, T, D)
+ *   → pool: token 0 (cls) or the mean of the N patch tokens (mean)    (B, D)
+ *   → fc_norm (LayerNorm; only with fc_norm)                   (B, D)
+ *   → head: Linear(D, num_classes); none when num_classes is 0 (B, num_classes)
  *
- * Token order: row 0 is the CLS token, row 1 + i·(W/P) + j is patch (i, j) (row-major); a patch
- * flattened as a vector is in (C, P, P) order — the order of the conv weight's last three dims.
- * State-dict keys are timm's (cls_token, pos_embed, patch_embed.proj.*, blocks.{i}.…, norm.*,
- * head.*), in timm's order, so weights move between vitgrad and timm unchanged. Mean pooling is
- * timm's VisionTransformer(global_pool='avg', fc_norm=False): the final norm before pooling. */
+ * Token order: row 0 is the CLS token, rows 1..R the register tokens, row S + i·(W/P) + j is
+ * patch (i, j) (row-major); a patch flattened as a vector is in (C, P, P) order — the order of the
+ * conv weight's last three dims. State-dict keys are timm's (cls_token, reg_token, pos_embed,
+ * patch_embed.proj.*, blocks.{i}.…, norm.*, fc_norm.*, head.*), in timm's order, so weights move
+ * between vitgrad and timm unchanged. The fields class_token, reg_tokens, no_embed_class, fc_norm,
+ * init_values and num_classes = 0 have the meaning of timm's VisionTransformer arguments of the
+ * same names; mean pooling is its global_pool='avg'. */
 #ifndef VG_VIT_H
 #define VG_VIT_H
 #include <stdio.h>
@@ -41,9 +46,24 @@ typedef struct {
     vg_vit_pool     pool;
     vg_vit_posembed pos_embed;
     double norm_eps;            /* every LayerNorm; 1e-6 as timm's ViT */
+    /* timm's layout variants (published checkpoints: augreg/DeiT use the defaults; DeiT-3 and
+     * DINOv2 no_embed_class and init_values; "reg4" models reg_tokens; "gap" models class_token
+     * false, mean pooling and fc_norm) */
+    bool   class_token;         /* a cls_token (1, 1, D) in front; false: none, pooling must be mean */
+    int    reg_tokens;          /* R register tokens reg_token (1, R, D) after the class token;
+                                   never pooled (mean pooling averages the patch tokens alone) */
+    bool   no_embed_class;      /* pos_embed (1, N, D) covers the patches only and is added before
+                                   the prefix tokens are put in front (timm's _pos_embed); false:
+                                   pos_embed (1, S + N, D) is added to every row */
+    bool   fc_norm;             /* the final LayerNorm after pooling (timm's fc_norm.*) instead of
+                                   before it (norm.*): timm's default with global_pool='avg' */
+    double init_values;         /* > 0: LayerScale, blocks.{i}.ls1.gamma / ls2.gamma (D) start at
+                                   this value and scale each residual branch; 0: none */
 } vg_vit_config;
 
-/* defaults: mlp_ratio 4, qkv_bias, no dropout, cls pooling, learned pos_embed, eps 1e-6 */
+/* defaults: mlp_ratio 4, qkv_bias, no dropout, cls pooling, learned pos_embed, eps 1e-6, a class
+ * token, no register tokens, pos_embed over every row, the final norm before pooling, no
+ * LayerScale: timm's VisionTransformer() defaults */
 vg_vit_config vg_vit_config_default(void);
 /* "vit-tiny-cifar", "vit-micro-cifar", "vit-mnist", "vit-tiny-in64"; false if unknown */
 bool          vg_vit_preset(const char *name, vg_vit_config *out);
@@ -52,6 +72,11 @@ extern const char *const vg_vit_preset_names[];            /* NULL-terminated */
 bool          vg_vit_config_check(const vg_vit_config *cfg);
 int           vg_vit_hidden_dim(const vg_vit_config *cfg);
 int           vg_vit_num_patches(const vg_vit_config *cfg); /* (img/P)² */
+/* S: the class token (if any) + the register tokens, in front of the patches (timm's
+ * num_prefix_tokens) */
+int           vg_vit_num_prefix_tokens(const vg_vit_config *cfg);
+/* the rows of pos_embed in front of the patch rows: S, or 0 with no_embed_class */
+int           vg_vit_pos_prefix_rows(const vg_vit_config *cfg);
 /* the stochastic-depth rate of block i: timm's dpr = linspace(0, drop_path_rate, depth)[i] */
 double        vg_vit_drop_path_at(const vg_vit_config *cfg, int i);
 /* scalars in the state dict (what PyTorch's sum(p.numel() for p in m.parameters()) counts) */
@@ -60,19 +85,23 @@ int64_t       vg_vit_param_count(const vg_vit_config *cfg);
 typedef struct {
     vg_layernorm norm1;
     vg_mhsa      attn;          /* attn.qkv (3D, D), attn.proj (D, D) */
+    vg_tensor   *ls1;           /* ls1.gamma (D), LayerScale of the attention branch; or NULL */
     vg_layernorm norm2;
     vg_linear    fc1, fc2;      /* mlp.fc1 (hidden, D), mlp.fc2 (D, hidden) */
+    vg_tensor   *ls2;           /* ls2.gamma (D), of the MLP branch; or NULL */
 } vg_vit_block;
 
 typedef struct {
     vg_vit_config cfg;
-    int           grid_h, grid_w;   /* patch grid; pos_embed has 1 + grid_h·grid_w rows */
+    int           grid_h, grid_w;   /* patch grid; pos_embed has pos_prefix_rows + grid_h·grid_w rows */
     vg_conv2d     patch_embed;      /* patch_embed.proj */
-    vg_tensor    *cls_token;        /* (1, 1, D) */
-    vg_tensor    *pos_embed;        /* (1, 1 + N, D); requires_grad only when learned */
+    vg_tensor    *cls_token;        /* (1, 1, D), NULL without a class token */
+    vg_tensor    *reg_token;        /* (1, R, D), NULL without register tokens */
+    vg_tensor    *pos_embed;        /* (1, [S +] N, D); requires_grad only when learned */
     vg_vit_block *blocks;           /* [depth] */
-    vg_layernorm  norm;
-    vg_linear     head;
+    vg_layernorm  norm;             /* weight NULL with fc_norm (timm: Identity) */
+    vg_layernorm  fc_norm;          /* weight NULL without fc_norm */
+    vg_linear     head;             /* weight NULL when num_classes is 0 */
     /* With CLS pooling the logits read only the class token of the last block, so vg_vit_forward
      * computes that block's proj, norm2 and MLP (and attention's queries) for token 0 alone: the
      * same logits and gradients for less work. true: every token, as timm does (for comparing
@@ -106,35 +135,45 @@ void vg_vit_state(vg_vit *m, vg_params *p);
 vg_tensor *vg_patchify(vg_tensor *image, int patch);
 /* Conv2d patch embedding → (B, N, D) */
 vg_tensor *vg_vit_patch_embed(vg_vit *m, vg_tensor *image);
-/* tokens (B, N, D), cls (1, 1, D), pos (1, N+1, D) → [cls; tokens] + pos (B, N+1, D) */
+/* tokens (B, N, D), cls (1, 1, D), pos (1, N+1, D) → [cls; tokens] + pos (B, N+1, D): the
+ * default layout's embedding (a class token, pos_embed over every row) */
 vg_tensor *vg_vit_embed_tokens(vg_tensor *tokens, vg_tensor *cls, vg_tensor *pos);
+/* timm's _pos_embed for m's layout: tokens (B, N, D) → (B, S + N, D) — [cls][reg] in front and
+ * pos_embed added to every row, or (no_embed_class) added to the patches before the prefix */
+vg_tensor *vg_vit_pos_embed(vg_vit *m, vg_tensor *tokens);
 /* one pre-norm block (B, T, D) → (B, T, D); attn_out as vg_attention_fn */
 vg_tensor *vg_vit_block_forward(vg_vit *m, int i, vg_tensor *x, bool train, vg_rng *rng,
                                 vg_tensor **attn_out);
-/* everything up to and including the final norm → (B, N+1, D) */
+/* everything up to and including the final norm (none with fc_norm) → (B, S+N, D) */
 vg_tensor *vg_vit_forward_features(vg_vit *m, vg_tensor *image, bool train, vg_rng *rng);
-/* (B, N+1, D) → (B, D): token 0, or the mean of tokens 1..N */
+/* (B, S+N, D) → (B, D): token 0, or the mean of tokens S..S+N−1; then fc_norm when the model
+ * has it (timm's forward_head up to the head) */
 vg_tensor *vg_vit_pool_tokens(vg_vit *m, vg_tensor *features);
-/* image → logits (B, num_classes). rng is only used when train and some dropout rate > 0. */
+/* image → logits (B, num_classes); with num_classes 0 (no head) the pooled features (B, D).
+ * rng is only used when train and some dropout rate > 0. */
 vg_tensor *vg_vit_forward(vg_vit *m, vg_tensor *image, bool train, vg_rng *rng);
-/* image → pooled features after the final norm, L2-normalised (every row has norm 1), (B, D):
+/* image → pooled features after the final norm (or fc_norm), L2-normalised (every row has norm 1), (B, D):
  * for retrieval / kNN. Eval mode (no dropout). */
 vg_tensor *vg_vit_embed(vg_vit *m, vg_tensor *image);
 /* rows of x (…, D) divided by sqrt(Σx² + 1e-24): F.normalize except on near-zero rows */
 vg_tensor *vg_l2_normalize(vg_tensor *x);
 
 /* ---- position embeddings (posembed.c) ---- */
-/* MAE's get_2d_sincos_pos_embed, generalised to grid_h × grid_w: (1, [1+] gh·gw, D), arena.
- * Row 1 + i·gw + j: the first D/2 dims encode the column j, the last D/2 the row i, each half
- * [sin(p·ω_k) for k < D/4, cos(p·ω_k) for k < D/4], ω_k = 10000^(−k/(D/4)). CLS row zeros.
- * D must be a multiple of 4. */
-vg_tensor *vg_sincos_2d_pos_embed(int dim, int grid_h, int grid_w, bool cls_row);
+/* MAE's get_2d_sincos_pos_embed, generalised to grid_h × grid_w: (1, prefix_rows + gh·gw, D),
+ * arena. Row prefix_rows + i·gw + j: the first D/2 dims encode the column j, the last D/2 the row
+ * i, each half [sin(p·ω_k) for k < D/4, cos(p·ω_k) for k < D/4], ω_k = 10000^(−k/(D/4)). The
+ * prefix rows (MAE: 1, the CLS row) are zeros. D must be a multiple of 4. */
+vg_tensor *vg_sincos_2d_pos_embed(int dim, int grid_h, int grid_w, int prefix_rows);
 /* Resize an image-like grid: src (C, h, w) values → dst (C, H, W), as PyTorch's F.interpolate
  * with align_corners=False (bicubic: A = −0.75, indices clamped at the border). No graph. */
 void vg_interpolate_2d(const real *src, int channels, int h, int w, real *dst, int H, int W,
                        vg_interp_mode mode);
 /* pos (1, 1 + h·w, D) → (1, 1 + H·W, D): CLS row kept, the rest resized on its grid. No graph. */
 vg_tensor *vg_resize_pos_embed(const vg_tensor *pos, int h, int w, int H, int W, vg_interp_mode mode);
+/* the same with `prefix` rows kept in front (timm's resample_abs_pos_embed num_prefix_tokens:
+ * vg_vit_pos_prefix_rows of the model; 0 for a no_embed_class table) */
+vg_tensor *vg_resize_pos_embed_prefix(const vg_tensor *pos, int prefix, int h, int w, int H, int W,
+                                      vg_interp_mode mode);
 /* Adapt a model to a new image size in place: pos_embed is resized (interpolated, learned or
  * sin-cos alike) and replaced by a new persistent tensor; cfg.img_size and the grid updated.
  * Any vg_params list taken before (and optimizer state) must be rebuilt. */
