@@ -8,6 +8,7 @@
 #   make MPI=1      ./train with MPI (mpicc; run with mpirun -np N ./train); plain make needs no MPI
 #   make bench-mpi  1 process vs 2 ranks, shared memory and TCP (not a test; needs MPI)
 #   make fuzz       every input parser under libFuzzer + ASan + UBSan (clang), FUZZ_SECONDS each
+#   make check-timm vitgrad against the real timm (pip-installed; not a test)
 CC      ?= gcc
 ARCH    ?= -march=native
 OPT     ?= -O3
@@ -49,7 +50,7 @@ HDRS  := $(wildcard */*.h) $(wildcard */*/*.h) $(wildcard *.h)
 
 PROGRAMS := $(BIN)/gradcheck train-binary $(if $(INSPECT_SRC),$(BIN)/inspect)
 
-.PHONY: all test asan fuzz fuzz-binaries fuzz-seeds train-binary train-fashion train-imagenet reference bench bench-mpi data clean plot check-pytorch
+.PHONY: all test asan fuzz fuzz-binaries fuzz-seeds train-binary train-fashion train-imagenet reference bench bench-mpi data clean plot check-pytorch check-timm
 all: $(PROGRAMS)
 
 # Objects depend on the compile command too: a changed flag (or CC) rebuilds everything.
@@ -179,11 +180,16 @@ $(B)/vit_logits: $(B)/f32/tests/tools/vit_logits.o $(B)/libvitgrad.a
 CKPT ?= runs/last/model.safetensors
 check-pytorch: $(B)/vit_logits
 	/usr/bin/python3 tests/reference/check_checkpoint_in_pytorch.py $(CKPT) $(B)/vit_logits
+# the real timm (pip-installed, not in Debian; see tests/reference/check_timm.py): its published ViT
+# layouts load into vitgrad with timm's logits, and vitgrad's checkpoints load into timm (strict)
+check-timm: $(B)/vit_logits
+	/usr/bin/python3 tests/reference/check_timm.py $(B)/vit_logits
 
 reference:
 	/usr/bin/python3 tests/reference/safetensors_io.py
 	/usr/bin/python3 tests/reference/make_nn_reference.py
 	/usr/bin/python3 tests/reference/make_vit_reference.py
+	/usr/bin/python3 tests/reference/make_timm_reference.py
 	/usr/bin/python3 tests/reference/make_train_reference.py
 	/usr/bin/python3 tests/reference/make_amp_reference.py
 	/usr/bin/python3 tests/reference/make_regularization_reference.py
