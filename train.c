@@ -120,46 +120,40 @@ static void print_processes(void) {
     free(hosts);
 }
 
-/* The model: the preset, or with --resume the configuration saved in the checkpoint (model_path
- * and state_path get the checkpoint's files, empty without --resume/--init). */
-static int build_model(options *o, char *model_path, char *state_path, size_t pathlen, char *err) {
+/* The model: run/model_setup.c decides its configuration (the preset, the --resume checkpoint's,
+ * or the --init file's; the class count from the data `test` in dir, NULL for --bench/--trace-shapes);
+ * model_path and state_path get the checkpoint's files, empty without --resume/--init. */
+static int build_model(options *o, const vg_dataset *test, const char *dir, char *model_path, char *state_path, size_t pathlen, char *err) {
     trainer *t = &run_state.t;
     vg_rng init_rng = vg_rng_seed(o->seed);
     t->dropout_rng = trainer_dropout_rng(o->seed);
-    if (o->resume || o->init) {
-        const char *p = o->resume ? o->resume : o->init;
-        if (vg_checkpoint_resolve(p, model_path, state_path, pathlen, err, ERRLEN)) return -1;
-        if (o->resume) {
-            if (!state_path[0]) { snprintf(err, ERRLEN, "--resume %.400s: no train_state.safetensors next to %.400s", p, model_path); return -1; }
-            if (trainer_config_from_state(state_path, o, err)) return -1;
-        }
+    if (run_model_config(o, model_path, state_path, pathlen, test ? test->n_classes : 0, err)) return -1;
+    const vg_vit_config *c = &o->vit;
+    if (test && test->n_classes != c->num_classes) {
+        snprintf(err, ERRLEN, "%.400s has %d classes, the model %d (%s)", dir, test->n_classes, c->num_classes,
+                 o->resume ? "the checkpoint's head; to start a new head from its weights: --init"
+                           : "pass --num-classes with the data's count, or leave it out");
+        return -1;
     }
-    if (!vg_vit_init(&t->model, &o->vit, &init_rng)) { snprintf(err, ERRLEN, "model: %.900s", vg_error()); return -1; }
+    if (test && test->channels != c->in_chans) {
+        snprintf(err, ERRLEN, "%.400s has %d-channel images, the model expects %d (choose a matching --model)", dir, test->channels, c->in_chans);
+        return -1;
+    }
+    if (!vg_vit_init(&t->model, c, &init_rng)) { snprintf(err, ERRLEN, "model: %.900s", vg_error()); return -1; }
     t->model.full_last_block = o->full_last_block;
     run_state.model_ready = true;
     vg_vit_params(&t->model, &t->params);
     vg_vit_state(&t->model, &t->state_dict);
     t->opt = vg_adamw_new(&t->params, o->wd);
+    if (o->layer_decay > 0 && o->layer_decay < 1) run_layer_decay(t, o->layer_decay);
     t->sync = vg_grad_sync_new(&t->params, (size_t)(o->bucket_mb * (1 << 20)), err, ERRLEN);
     return t->sync ? 0 : -1;
 }
 
-/* the test split, checked against the model */
+/* the test split (its class count and channels are checked against the model in build_model) */
 static vg_dataset *open_test_split(const options *o, const char *dir, char *err) {
-    const vg_vit_config *c = &run_state.t.model.cfg;
     vg_dataset *test = run_state.test = vg_dataset_open(o->dataset, dir, VG_SPLIT_TEST, err, ERRLEN);
-    if (!test) {
-        if (!strcmp(o->dataset, "cifar10") && strstr(err, strerror(ENOENT))) strncat(err, "\n(run `make data` to download CIFAR-10, or pass --data DIR)", ERRLEN - strlen(err) - 1);
-        return NULL;
-    }
-    if (test->n_classes != c->num_classes) {
-        snprintf(err, ERRLEN, "%.400s has %d classes, the model %d (pass a matching model)", dir, test->n_classes, c->num_classes);
-        return NULL;
-    }
-    if (test->channels != c->in_chans) {
-        snprintf(err, ERRLEN, "%.400s has %d-channel images, the model expects %d (choose a matching --model)", dir, test->channels, c->in_chans);
-        return NULL;
-    }
+    if (!test && !strcmp(o->dataset, "cifar10") && strstr(err, strerror(ENOENT))) strncat(err, "\n(run `make data` to download CIFAR-10, or pass --data DIR)", ERRLEN - strlen(err) - 1);
     return test;
 }
 
@@ -226,7 +220,11 @@ int main(int argc, char **argv) {
     /* every rank reads --out (rank 0 alone may clear it) before any rank writes there */
     if (run_dir_prepare(&o, rank == 0, err)) FAIL();
     vg_dist_any(false);
-    if (build_model(&o, model_path, state_path, sizeof model_path, err)) FAIL();
+    /* the data's class count shapes the model; an error opening it is reported after the checkpoint's */
+    const char *dir = o.data ? o.data : default_data_dir(o.dataset);
+    char data_err[ERRLEN] = "";
+    vg_dataset *test = o.bench || o.trace_shapes ? NULL : open_test_split(&o, dir, data_err);
+    if (build_model(&o, test, dir, model_path, state_path, sizeof model_path, err)) FAIL();
     print_processes();
     if (o.trace_shapes) {
         printf("model %s: %lld parameters\n", o.model, (long long)vg_vit_param_count(&t->model.cfg));
@@ -235,11 +233,8 @@ int main(int argc, char **argv) {
     if (o.bench) return finish(trainer_bench(t, &o));
     if (model_path[0] && trainer_load_weights(t, model_path, o.interp, o.resume != NULL, err)) FAIL();
     if (o.model_ema && trainer_ema_init(t, err)) FAIL();
+    if (!test) { snprintf(err, ERRLEN, "%s", data_err); FAIL(); }
 
-    /* data */
-    const char *dir = o.data ? o.data : default_data_dir(o.dataset);
-    vg_dataset *test = open_test_split(&o, dir, err);
-    if (!test) FAIL();
     if (o.eval_only) {
         if (!model_path[0]) fprintf(stderr, "train: warning: --eval-only without --init/--resume evaluates a random model\n");
         double t0 = run_now_s();
@@ -289,9 +284,9 @@ int main(int argc, char **argv) {
     bool tty = isatty(STDOUT_FILENO);
     char accum[64] = "";
     if (o.grad_accum_steps > 1) snprintf(accum, sizeof accum, " (%d micro-batches of %d)", o.grad_accum_steps, o.batch);
-    printf("training %s (%lld parameters) on %s: %d train / %d test images, %lld steps (%lld per epoch), "
+    printf("training %s (%lld parameters, %d classes) on %s: %d train / %d test images, %lld steps (%lld per epoch), "
            "batch %d%s, lr %g, warmup %lld steps, %d threads%s%s; eval every %lld, save every %lld %s\n",
-           o.model, (long long)vg_vit_param_count(&t->model.cfg), dir, train->n, test->n, (long long)total,
+           o.model, (long long)vg_vit_param_count(&t->model.cfg), t->model.cfg.num_classes, dir, train->n, test->n, (long long)total,
            (long long)per_epoch, lc.batch_size, accum, o.lr, (long long)sched.warmup_steps, omp_get_max_threads(),
            o.amp ? ", --amp: " : "", o.amp ? run_amp_describe() : "",
            (long long)o.eval_every, (long long)o.save_every, o.every_in_steps ? "steps" : "epochs");

@@ -77,6 +77,10 @@ static const flag_def flags[] = {
     {NULL, "--drop-path", "P", F_STR, OPT(ov.drop_path), 0, 0, NULL,
      "stochastic depth: block i drops each residual branch per sample\n"
      "with rate P*i/(depth-1) (timm's linspace) (default 0)"},
+    {NULL, "--num-classes", "N", F_STR, OPT(ov.num_classes), 0, 0, NULL,
+     "classes of the head (timm's name; default: the data's: class folders\n"
+     "of an image folder, 10 for CIFAR-10 and Fashion-MNIST). --init from\n"
+     "a checkpoint with another head replaces the head (new weights)"},
     {NULL, "--patch-drop", "P", F_STR, OPT(ov.patch_drop), 0, 0, NULL,
      "patch dropout (timm's patch_drop_rate): in training each image\n"
      "keeps a random max(1, floor(N*(1-P))) of its N patch tokens, so\n"
@@ -96,6 +100,10 @@ static const flag_def flags[] = {
      "linear warmup, in epochs with --epochs, in steps with --steps;\n"
      "a suffix 's' or 'e' says which (default 10% of training)"},
     {NULL, "--min-lr", "X", F_REAL, OPT(min_lr), 0, 10, NULL, "cosine decays to this (default 1e-5)"},
+    {NULL, "--layer-decay", "X", F_REAL, OPT(layer_decay), 0, 1, NULL,
+     "layer-wise lr decay for fine-tuning (timm's): block i learns at\n"
+     "lr*X^(depth-i), the embeddings at lr*X^(depth+1), the final norm\n"
+     "and head at lr; 0 or 1 = off (default off)"},
     {NULL, "--label-smoothing", "X", F_REAL, OPT(label_smoothing), 0, 0.999, NULL, "(default 0.1); with Mixup/CutMix folded into the soft targets"},
     {NULL, "--smoothing", "X", F_REAL, OPT(label_smoothing), 0, 0.999, NULL, "the same (timm's name)"},
     {NULL, "--grad-accum-steps", "K", F_INT, OPT(grad_accum_steps), 1, 4096, NULL,
@@ -268,6 +276,7 @@ static void set_flag(options *o, const flag_def *d, const char *v) {
 
 /* the preset named by --model (or the dataset's default) with the model flags applied */
 static void resolve_model(options *o) {
+    o->model_given = o->model != NULL;
     if (!o->model) o->model = !strcmp(o->dataset, "fashion-mnist") || !strcmp(o->dataset, "mnist") ? "vit-mnist"
                             : !strcmp(o->dataset, "imagefolder") ? "vit-tiny-in64" : "vit-tiny-cifar";
     if (!vg_vit_preset(o->model, &o->vit)) {
@@ -275,7 +284,10 @@ static void resolve_model(options *o) {
         for (int k = 0; vg_vit_preset_names[k]; k++) { strcat(names, k ? ", " : ""); strcat(names, vg_vit_preset_names[k]); }
         bad_flag("--model", "unknown preset '%s' (%s)", o->model, names);
     }
-    vg_vit_config *c = &o->vit;
+    vg_options_apply_model_flags(o, &o->vit);
+}
+
+void vg_options_apply_model_flags(const options *o, vg_vit_config *c) {
     if (o->ov.img) c->img_size = (int)parse_int("--img-size", o->ov.img, 1, 4096);
     if (o->ov.patch) c->patch_size = (int)parse_int("--patch", o->ov.patch, 1, 4096);
     if (o->ov.dim) c->embed_dim = (int)parse_int("--dim", o->ov.dim, 1, 65536);
@@ -286,6 +298,7 @@ static void resolve_model(options *o) {
     if (o->ov.attn_drop) c->attn_drop_rate = parse_real("--attn-drop", o->ov.attn_drop, 0, 0.99);
     if (o->ov.drop_path) c->drop_path_rate = parse_real("--drop-path", o->ov.drop_path, 0, 0.99);
     if (o->ov.patch_drop) c->patch_drop_rate = parse_real("--patch-drop", o->ov.patch_drop, 0, 0.99);
+    if (o->ov.num_classes) c->num_classes = (int)parse_int("--num-classes", o->ov.num_classes, 1, 1 << 20);
     if (o->ov.pool) {
         if (!strcmp(o->ov.pool, "cls")) c->pool = VG_VIT_POOL_CLS;
         else if (!strcmp(o->ov.pool, "mean")) c->pool = VG_VIT_POOL_MEAN;

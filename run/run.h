@@ -12,6 +12,7 @@
 #include "data/data.h"
 #include "dist/dist.h"
 #include "optim/optim.h"
+#include "tensor/safetensors.h"
 #include "vit/vit.h"
 #include <stdbool.h>
 #include <stdint.h>
@@ -51,12 +52,17 @@ typedef struct {
     bool model_ema; double model_ema_decay;
     int grad_accum_steps;        /* micro-batches of --batch per optimizer step */
     /* model overrides as given (applied to the preset after parsing) */
-    struct { const char *img, *patch, *dim, *depth, *heads, *mlp, *pool, *pos, *drop, *attn_drop, *drop_path, *patch_drop; } ov;
+    struct { const char *img, *patch, *dim, *depth, *heads, *mlp, *pool, *pos, *drop, *attn_drop, *drop_path, *patch_drop, *num_classes; } ov;
+    bool model_given;            /* --model was given (else the dataset's preset, or the --init file's model) */
+    double layer_decay;          /* --layer-decay: per-block lr scale (0 = off) */
     const char *interp_name;
 } options;
 
 options vg_options_parse(int argc, char **argv);     /* exits 2 on a usage error, 0 after --help */
 void    vg_options_usage(FILE *f);                    /* --help: generated from the flag table */
+/* the model flags (--img-size, --patch, --num-classes, dropout rates, …) applied to c, e.g. to the
+ * configuration read from an --init file; exits 2 on a bad value or an invalid result */
+void    vg_options_apply_model_flags(const options *o, vg_vit_config *c);
 
 /* ------------------------------------------------------------------ the trainer */
 typedef struct {
@@ -91,6 +97,22 @@ int trainer_config_from_state(const char *path, options *o, char *err);
 int trainer_load_state(trainer *t, const char *path, vg_loader_state *ls, int batch, char *err);
 /* load weights from a model.safetensors; resize pos_embed when its grid differs from the model's */
 int trainer_load_weights(trainer *t, const char *path, vg_interp_mode interp, bool strict, char *err);
+
+/* ------------------------------------------------------------------ the model (run/model_setup.c) */
+/* The configuration into o->vit before the model is built: the checkpoint's (--resume), the --init
+ * file's (without --model), else the preset's; model flags on top; the head's class count from
+ * --num-classes, else data_classes (the data's; 0 = unknown, e.g. --bench). model_path and
+ * state_path (pathlen bytes each) get the --resume/--init checkpoint's files, else stay empty.
+ * Prints where the model came from when it is the file's. */
+int run_model_config(options *o, char *model_path, char *state_path, size_t pathlen, int data_classes, char *err);
+/* --init: fit the file's weights to the model before they load: a head of another class count is
+ * skipped (the model's new head stays), a patch kernel of another size is resampled into the model
+ * (FlexiViT). Appends the names it handled to skip[*nskip] (room for 3 more); prints each change. */
+int run_fit_init_weights(trainer *t, const vg_st_file *f, const char *path, vg_interp_mode interp, const char **skip,
+                         int *nskip, char *err);
+
+/* --layer-decay: the optimizer's per-parameter lr scales (vg_layer_decay_scale), printed */
+void run_layer_decay(trainer *t, double decay);
 
 /* ------------------------------------------------------------------ evaluation (run/evaluate.c) */
 /* interrupted: a stop signal (run/stop.c) ended it after a batch, on every process together: the

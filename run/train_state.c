@@ -150,7 +150,8 @@ int trainer_load_weights(trainer *t, const char *path, vg_interp_mode interp, bo
     if (!f) return -1;
     int rc = -1;
     const vg_st_tensor *pe = vg_st_find(f, "pos_embed");
-    const char *skip[2] = {NULL, NULL};
+    const char *skip[8] = {NULL};
+    int nskip = 0;
     int64_t D = t->model.cfg.embed_dim, want_rows = (int64_t)vg_vit_num_patches(&t->model.cfg) + 1;
     if (pe && pe->ndim == 3 && pe->shape[2] == D && pe->shape[1] != want_rows) {
         int64_t n = pe->shape[1] - 1, g = (int64_t)llround(sqrt((double)n));
@@ -162,8 +163,9 @@ int trainer_load_weights(trainer *t, const char *path, vg_interp_mode interp, bo
         vg_copy_raw(t->model.pos_embed, r);
         printf("pos_embed: resized %lldx%lld -> %dx%d (%s)\n", (long long)g, (long long)g, t->model.grid_h, t->model.grid_w,
                interp == VG_INTERP_BICUBIC ? "bicubic" : "bilinear");
-        skip[0] = "pos_embed";
+        skip[nskip++] = "pos_embed";
     }
+    if (!strict && run_fit_init_weights(t, f, path, interp, skip, &nskip, err)) goto done;
     if (vg_params_load(&t->state_dict, f, "", strict, skip, e2, sizeof e2)) {
         char diff[400];
         if (vg_vit_config_diff(f, &t->model.cfg, diff, sizeof diff))

@@ -11,4 +11,8 @@ char *vg_test_read_file(const char *path, size_t *n);
 bool  vg_test_same_bytes(const char *a, const char *b);
 /* the first five columns of metrics.csv training rows (step, epoch, loss, lr, train_acc), one per line */
 void  vg_test_loss_columns(const char *csv_path, char *out, size_t n);
+/* A learnable image folder in dir: train/ and val/ with `classes` class folders (c00, c01, …) of
+ * train_per_class and val_per_class size×size RGB PNGs; class c's images have their own mean
+ * colour and a horizontal ramp, plus noise. false if a file cannot be written. */
+bool  vg_test_write_imagefolder(const char *dir, int classes, int train_per_class, int val_per_class, int size);
 #endif
