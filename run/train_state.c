@@ -152,13 +152,15 @@ int trainer_load_weights(trainer *t, const char *path, vg_interp_mode interp, bo
     const vg_st_tensor *pe = vg_st_find(f, "pos_embed");
     const char *skip[8] = {NULL};
     int nskip = 0;
-    int64_t D = t->model.cfg.embed_dim, want_rows = (int64_t)vg_vit_num_patches(&t->model.cfg) + 1;
+    /* S rows in front of the patch grid: the class and register tokens' (none with no_embed_class) */
+    const int S = vg_vit_pos_prefix_rows(&t->model.cfg);
+    int64_t D = t->model.cfg.embed_dim, want_rows = (int64_t)vg_vit_num_patches(&t->model.cfg) + S;
     if (pe && pe->ndim == 3 && pe->shape[2] == D && pe->shape[1] != want_rows) {
-        int64_t n = pe->shape[1] - 1, g = (int64_t)llround(sqrt((double)n));
-        if (g * g != n) { snprintf(err, ERRLEN, "%.400s: pos_embed has %lld patch rows, not a square grid", path, (long long)n); goto done; }
+        int64_t n = pe->shape[1] - S, g = n > 0 ? (int64_t)llround(sqrt((double)n)) : 0;
+        if (g <= 0 || g * g != n) { snprintf(err, ERRLEN, "%.400s: pos_embed has %lld patch rows (after %d prefix rows), not a square grid", path, (long long)n, S); goto done; }
         vg_tensor *src = vg_empty(VG_DIMS(1, pe->shape[1], D));
         if (vg_st_read_tensor(f, "pos_embed", src, e2, sizeof e2)) { snprintf(err, ERRLEN, "%.1000s", e2); goto done; }
-        vg_tensor *r = vg_resize_pos_embed(src, (int)g, (int)g, t->model.grid_h, t->model.grid_w, interp);
+        vg_tensor *r = vg_resize_pos_embed_prefix(src, S, (int)g, (int)g, t->model.grid_h, t->model.grid_w, interp);
         if (!r) { snprintf(err, ERRLEN, "%.400s: resizing pos_embed: %.500s", path, vg_error()); goto done; }
         vg_copy_raw(t->model.pos_embed, r);
         printf("pos_embed: resized %lldx%lld -> %dx%d (%s)\n", (long long)g, (long long)g, t->model.grid_h, t->model.grid_w,

@@ -10,6 +10,7 @@
 #include "checkpoint/model_meta.h"
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define TIMM_REF "tests/reference/timm_reference.safetensors"
@@ -413,4 +414,49 @@ VG_TEST(timm_resize_pos_embed_keeps_prefix_rows) {
         vg_vit_free(&m);
         vg_arena_reset();
     }
+}
+
+/* ./train --init from bare timm state dicts with prefix tokens at another resolution: 16 px files
+ * (cls + 2 registers with their pos_embed rows; 2 registers, no_embed_class) trained at 32 px.
+ * pos_embed is interpolated on its grid with the prefix rows kept (trainer_load_weights). */
+VG_TEST(timm_train_init_from_reg_token_files_at_another_resolution) {
+    if (!vg_test_have_program("train")) VG_SKIP("./train not built");
+    char dir[] = "/tmp/vitgrad-timm-train-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    char data[128], path[320], cmd[2048], run[160];
+    snprintf(data, sizeof data, "%s/cifar", dir);
+    REQUIRE(mkdir(data, 0755) == 0 && vg_test_write_cifar(data));
+    static char out[1 << 16];
+    for (int noemb = 0; noemb < 2; noemb++) {
+        vg_vit_config c = small_cfg(16, 2);
+        c.img_size = 16; c.in_chans = 3; c.num_classes = 10; c.depth = 1; c.reg_tokens = 2; c.no_embed_class = noemb;
+        vg_rng rng = vg_rng_seed(11);
+        vg_vit m;
+        REQUIRE(vg_vit_init(&m, &c, &rng));
+        snprintf(path, sizeof path, "%s/timm%d.safetensors", dir, noemb);
+        REQUIRE(write_timm(&m, path, VG_ST_F32, NULL, NULL, false));
+        snprintf(run, sizeof run, "%s/run%d", dir, noemb);
+        snprintf(cmd, sizeof cmd, "./train --dataset cifar10 --data %s --init %s --heads 2 --img-size 32 --batch 16 "
+                 "--threads 1 --loader-threads 1 --steps 2 --lr 0 --min-lr 0 --warmup 0s --eval-every 0 --save-every 0 --out %s", data, path, run);
+        int rc = vg_test_run(cmd, out, sizeof out);
+        CHECK_MSG(rc == 0 && strstr(out, "pos_embed: resized 4x4 -> 8x8"), "%s\nexit %d: %s", cmd, rc, out);
+        /* the saved model: S + 64 rows, the prefix rows the file's (lr 0: nothing moved) */
+        snprintf(path, sizeof path, "%s/model.safetensors", run);
+        char err[1024];
+        vg_st_file *f = vg_st_open(path, err, sizeof err);
+        vg_vit back;
+        if (rc == 0 && f && !vg_vit_from_checkpoint(f, &back, path, err, sizeof err)) {
+            const int S = vg_vit_pos_prefix_rows(&c);
+            CHECK(back.cfg.reg_tokens == 2 && back.cfg.no_embed_class == noemb && back.cfg.img_size == 32);
+            CHECK(back.pos_embed->shape[1] == S + 64);
+            CHECK(!memcmp(vg_data(back.pos_embed), vg_data(m.pos_embed), sizeof(real) * (size_t)(S * 16)));
+            CHECK(!memcmp(vg_data(back.reg_token), vg_data(m.reg_token), sizeof(real) * 32));
+            vg_vit_free(&back);
+        } else CHECK_MSG(false, "%s", f ? err : "no model.safetensors");
+        vg_st_close(f);
+        vg_vit_free(&m);
+        vg_arena_reset();
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
 }
