@@ -460,3 +460,28 @@ VG_TEST(timm_train_init_from_reg_token_files_at_another_resolution) {
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CHECK(system(cmd) == 0);
 }
+
+/* the shape trace of a DINOv2-like layout: pos_embed on the patches first, then the class and
+ * register tokens in front; no head; the parameter total is the configuration's */
+VG_TEST(timm_trace_of_a_register_layout) {
+    vg_vit_config c = small_cfg(16, 2);
+    c.reg_tokens = 4; c.no_embed_class = true; c.init_values = 1e-5; c.num_classes = 0;
+    vg_rng rng = vg_rng_seed(2);
+    vg_vit m;
+    REQUIRE(vg_vit_init(&m, &c, &rng));
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    REQUIRE(f);
+    CHECK(vg_vit_trace(&m, 2, f));
+    fclose(f);
+    const char *pos = strstr(buf, "+ pos_embed"), *cls = strstr(buf, "+ cls_token"), *reg = strstr(buf, "+ reg_token");
+    CHECK_MSG(pos && cls && reg && pos < cls && cls < reg && strstr(reg, "(2, 14, 16)"), "%s", buf);
+    CHECK_MSG(strstr(buf, "4 register tokens, no_embed_class, LayerScale, no head") && !strstr(buf, "head (logits)"), "%s", buf);
+    char total[64];
+    snprintf(total, sizeof total, "trainable parameters %lld;", (long long)vg_vit_param_count(&c));
+    CHECK_MSG(strstr(buf, total), "%s in\n%s", total, buf);
+    free(buf);
+    vg_vit_free(&m);
+    vg_arena_reset();
+}

@@ -93,6 +93,13 @@ int inspect_attention_main(int argc, char **argv) {
     ic_model mm;
     if (ic_source_model("attention", &o, &mm)) return o.preset ? IC_USAGE : IC_FAIL;
     vg_vit *m = &mm.m;
+    if (!m->cls_token || m->reg_token || m->cfg.no_embed_class || !m->norm.weight || !m->head.weight) {
+        /* the maps below read the class token's row, patches from token 1, the final norm and head */
+        fprintf(stderr, "inspect attention: %s is a timm layout this view does not show (it needs a class token, no "
+                "register tokens, a pos_embed row per token, the final norm before pooling and a head)\n", mm.source);
+        ic_model_free(&mm);
+        return IC_FAIL;
+    }
     ic_image im;
     if (ic_source_image("attention", &o, &mm, &im)) { ic_model_free(&mm); return IC_FAIL; }
     const int S = m->cfg.img_size, P = m->cfg.patch_size, g = m->grid_h, N = g * g, T = N + 1;

@@ -62,10 +62,11 @@ int inspect_posembed_main(int argc, char **argv) {
     ic_model m;
     bool have_model = false;
     vg_tensor *pos = NULL;
+    int pre = 1;                                        /* rows in front of the grid: CLS (+ registers) */
     if (o.ckpt || o.preset) {
         if (ic_source_model("posembed", &o, &m)) return o.preset ? IC_USAGE : IC_FAIL;
         have_model = true;
-        gh = m.m.grid_h; gw = m.m.grid_w; D = m.m.cfg.embed_dim; pos = m.m.pos_embed;
+        gh = m.m.grid_h; gw = m.m.grid_w; D = m.m.cfg.embed_dim; pos = m.m.pos_embed; pre = vg_vit_pos_prefix_rows(&m.m.cfg);
         snprintf(what, sizeof what, "%s pos_embed of %s", m.m.cfg.pos_embed == VG_VIT_POS_SINCOS2D ? "fixed sin-cos" : "learned", m.source);
     } else if (sincos) {
         pos = vg_sincos_2d_pos_embed(D, gh, gw, true);
@@ -76,16 +77,16 @@ int inspect_posembed_main(int argc, char **argv) {
         snprintf(what, sizeof what, "random normal(0, .02) table (seed %d), %dx%d patches, D = %d", o.seed, gh, gw, D);
     }
     const int N = gh * gw;
-    if (!pos || pos->ndim != 3 || pos->shape[1] != 1 + N || pos->shape[2] != D) {
-        fprintf(stderr, "inspect posembed: no usable position table (expected (1, %d, %d))%s%s\n", 1 + N, D, vg_error()[0] ? ": " : "", vg_error());
+    if (!pos || pos->ndim != 3 || pos->shape[1] != pre + N || pos->shape[2] != D) {
+        fprintf(stderr, "inspect posembed: no usable position table (expected (1, %d, %d))%s%s\n", pre + N, D, vg_error()[0] ? ": " : "", vg_error());
         if (have_model) ic_model_free(&m);
         return IC_FAIL;
     }
     t = malloc(sizeof *t * N * D);
-    real *raw = malloc(sizeof *raw * (N + 1) * D);
+    real *raw = malloc(sizeof *raw * (N + pre) * D);
     if (!t || !raw) { fprintf(stderr, "inspect posembed: out of memory\n"); free(t); free(raw); if (have_model) ic_model_free(&m); return IC_FAIL; }
     vg_copy_to_array(pos, raw);
-    for (int k = 0; k < N * D; k++) t[k] = raw[D + k];
+    for (int k = 0; k < N * D; k++) t[k] = raw[pre * D + k];
     free(raw);
     if (have_model) ic_model_free(&m);
     vg_arena_reset();

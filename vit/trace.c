@@ -67,9 +67,9 @@ bool vg_vit_trace(vg_vit *m, int batch, FILE *f) {
             batch, c->img_size, P, D, c->depth, c->num_heads, vg_vit_hidden_dim(c),
             c->pool == VG_VIT_POOL_CLS ? "cls" : "mean", c->pos_embed == VG_VIT_POS_LEARNED ? "learned" : "fixed sincos2d");
     if (!c->class_token || c->reg_tokens || c->no_embed_class || c->fc_norm || c->init_values > 0 || !c->num_classes)
-        fprintf(f, "  layout:%s%s%s%s%s%s, %d reg tokens\n", c->class_token ? "" : " no class token,",
-                c->no_embed_class ? " no_embed_class," : "", c->fc_norm ? " fc_norm," : "",
-                c->init_values > 0 ? " LayerScale," : "", c->num_classes ? "" : " no head,", "", c->reg_tokens);
+        fprintf(f, "  timm layout: %s, %d register tokens%s%s%s%s\n", c->class_token ? "class token" : "no class token",
+                c->reg_tokens, c->no_embed_class ? ", no_embed_class" : "", c->fc_norm ? ", fc_norm" : "",
+                c->init_values > 0 ? ", LayerScale" : "", c->num_classes ? "" : ", no head (features out)");
     fprintf(f, "  %-26s %-22s %12s %14s\n", "stage", "output shape", "params", "FLOPs (fwd)");
     row(f, "input", img, 0, 0);
 
