@@ -100,7 +100,7 @@ static void safetensors_seeds(void) {
 }
 
 /* ---- checkpoint: tiny ViTs written as ./train writes model.safetensors ---- */
-static void checkpoint_seed(const char *name, vg_vit_config c) {
+static void checkpoint_seed_as(const char *name, vg_vit_config c, bool meta) {
     char err[512];
     vg_vit m;
     vg_rng rng = vg_rng_seed(1);
@@ -108,12 +108,13 @@ static void checkpoint_seed(const char *name, vg_vit_config c) {
     vg_params st = {0};
     vg_vit_state(&m, &st);
     vg_st_writer *w = vg_st_writer_new();
-    if (vg_vit_config_to_meta(&m.cfg, w, err, sizeof err) || vg_params_to_writer(&st, w, err, sizeof err)) die(err);
+    if ((meta && vg_vit_config_to_meta(&m.cfg, w, err, sizeof err)) || vg_params_to_writer(&st, w, err, sizeof err)) die(err);
     bytes b = st_bytes(w);
     put("checkpoint", name, b.p, b.n); free(b.p);
     vg_params_free(&st);
     vg_vit_free(&m);
 }
+static void checkpoint_seed(const char *name, vg_vit_config c) { checkpoint_seed_as(name, c, true); }
 static void checkpoint_seeds(void) {
     vg_vit_config c = vg_vit_config_default();
     c.img_size = 4; c.patch_size = 2; c.in_chans = 3; c.num_classes = 2;
@@ -122,6 +123,17 @@ static void checkpoint_seeds(void) {
     c.in_chans = 1; c.pool = VG_VIT_POOL_MEAN; c.pos_embed = VG_VIT_POS_SINCOS2D; c.qkv_bias = false;
     c.depth = 2; c.num_heads = 1; c.mlp_ratio = 0.5; c.patch_size = 4;
     checkpoint_seed("tiny-mean-sincos", c);
+    /* timm's layouts: with vitgrad metadata, and bare state dicts (read from their shapes) */
+    c = vg_vit_config_default();
+    c.img_size = 4; c.patch_size = 2; c.in_chans = 1; c.num_classes = 0; c.embed_dim = 4; c.depth = 1;
+    c.num_heads = 1; c.mlp_ratio = 1; c.class_token = false; c.reg_tokens = 2; c.no_embed_class = true;
+    c.fc_norm = true; c.init_values = 0.1; c.pool = VG_VIT_POOL_MEAN;
+    checkpoint_seed("timm-gap-reg-layerscale-nohead", c);
+    c.class_token = true; c.reg_tokens = 1; c.fc_norm = false; c.num_classes = 2; c.pool = VG_VIT_POOL_CLS;
+    checkpoint_seed_as("timm-bare-cls-reg-noembed", c, false);
+    c.class_token = false; c.reg_tokens = 2; c.no_embed_class = false; c.fc_norm = true; c.init_values = 0;
+    c.qkv_bias = false; c.pool = VG_VIT_POOL_MEAN;
+    checkpoint_seed_as("timm-bare-gap", c, false);
 }
 
 /* ---- CIFAR-10 ---- */
