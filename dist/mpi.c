@@ -2,7 +2,9 @@
  *
  * Every collective is non-blocking underneath and completed by wait_or_abort(), which polls the
  * request and gives up after the timeout: a rank whose partner died or became unreachable ends
- * the job with a message naming itself and what it waited for, instead of hanging in MPI_Wait.
+ * the job with a message naming itself, what it waited for and which ranks did not answer a
+ * liveness check (a ping on a communicator of its own, which every waiting rank answers), instead
+ * of hanging in MPI_Wait.
  * (When a process of the job dies, mpirun normally notices first and ends the job, naming the
  * lost rank; the timeout covers what it cannot see, such as a network that stops answering.)
  * Only the main thread calls MPI (MPI_THREAD_FUNNELED): loader and OpenMP threads never do. */
@@ -23,6 +25,9 @@
 static int rank_, size_ = 1, local_size_ = 1, initialized;
 static char host[64], backend[96];
 static double timeout_s = 300;
+static MPI_Comm diag = MPI_COMM_NULL;   /* liveness checks after a timeout (a duplicate of WORLD) */
+static char (*all_hosts)[64];          /* every rank's host name, for messages */
+enum { TAG_PING = 11, TAG_PONG = 12 };
 
 static double now_s(void) {
     struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
@@ -51,10 +56,19 @@ int vg_dist_init(int *argc, char ***argv, char *err, size_t errlen) {
     char *nl = strpbrk(version, ",\n");               /* "Open MPI v4.1.4, package: …" */
     if (nl) *nl = 0;
     snprintf(backend, sizeof backend, "MPI (%.80s)", version);
+    MPI_Comm_dup(MPI_COMM_WORLD, &diag);
+    all_hosts = calloc((size_t)size_, sizeof *all_hosts);
+    if (all_hosts) MPI_Allgather(host, 64, MPI_CHAR, all_hosts, 64, MPI_CHAR, MPI_COMM_WORLD);
     return 0;
 }
 
-void vg_dist_finalize(void) { if (initialized) { MPI_Finalize(); initialized = 0; } }
+void vg_dist_finalize(void) {
+    if (!initialized) return;
+    if (diag != MPI_COMM_NULL) MPI_Comm_free(&diag);
+    free(all_hosts); all_hosts = NULL;
+    MPI_Finalize();
+    initialized = 0;
+}
 
 _Noreturn void vg_dist_abort(int code) {
     fflush(stdout); fflush(stderr);
@@ -70,8 +84,59 @@ int vg_dist_local_size(void) { return local_size_; }
 const char *vg_dist_host(void) { return host; }
 void vg_dist_set_timeout(double seconds) { timeout_s = seconds; }
 
-/* Complete r, polling; yields the core between polls (ranks may share cores). After timeout_s
- * the job ends: the other ranks did not take part in this collective in time. */
+/* answer the liveness checks of ranks that timed out waiting (see silent_ranks) */
+static void answer_pings(void) {
+    static int pong;
+    for (int flag = 1; flag;) {
+        MPI_Status st;
+        MPI_Iprobe(MPI_ANY_SOURCE, TAG_PING, diag, &flag, &st);
+        if (!flag) return;
+        int v;
+        MPI_Recv(&v, 1, MPI_INT, st.MPI_SOURCE, TAG_PING, diag, MPI_STATUS_IGNORE);
+        MPI_Request r;
+        MPI_Isend(&pong, 1, MPI_INT, st.MPI_SOURCE, TAG_PONG, diag, &r);
+        MPI_Request_free(&r);
+    }
+}
+
+/* After a timeout: ping every other rank and wait up to `seconds` for the answers (a rank that is
+ * waiting in a collective answers at once). Writes the ranks that did not answer into buf
+ * ("rank 1 (on node-b)"); returns how many. */
+static int silent_ranks(double seconds, char *buf, size_t n) {
+    static int ping;
+    int N = size_, silent = 0;
+    MPI_Request *rq = calloc(2 * (size_t)N, sizeof *rq);
+    int *answered = calloc((size_t)N, sizeof *answered), *pong = calloc((size_t)N, sizeof *pong);
+    buf[0] = 0;
+    if (!rq || !answered || !pong) { free(rq); free(answered); free(pong); return 0; }
+    for (int p = 0; p < N; p++) {
+        if (p == rank_) { answered[p] = 1; continue; }
+        MPI_Irecv(&pong[p], 1, MPI_INT, p, TAG_PONG, diag, &rq[2 * p]);
+        MPI_Isend(&ping, 1, MPI_INT, p, TAG_PING, diag, &rq[2 * p + 1]);
+    }
+    for (double t0 = now_s(); now_s() - t0 < seconds;) {
+        int all = 1;
+        answer_pings();
+        for (int p = 0; p < N; p++) {
+            if (!answered[p]) MPI_Test(&rq[2 * p], &answered[p], MPI_STATUS_IGNORE);
+            all &= answered[p];
+        }
+        if (all) break;
+        sched_yield();
+    }
+    for (int p = 0, len = 0; p < N; p++) {
+        if (answered[p]) continue;
+        if (len < (int)n) len += snprintf(buf + len, n - (size_t)len, "%srank %d (on %s)", silent ? ", " : "", p,
+                                          all_hosts ? all_hosts[p] : "?");
+        silent++;
+    }
+    free(rq); free(answered); free(pong);            /* the job ends: the requests are not completed */
+    return silent;
+}
+
+/* Complete r, polling; yields the core between polls (ranks may share cores) and answers other
+ * ranks' liveness checks. After timeout_s the job ends: the other ranks did not take part in this
+ * collective in time; the message names the ranks that do not answer at all. */
 static void wait_or_abort(MPI_Request *r, const char *what) {
     int done = 0;
     double t0 = now_s();
@@ -79,9 +144,20 @@ static void wait_or_abort(MPI_Request *r, const char *what) {
         MPI_Test(r, &done, MPI_STATUS_IGNORE);
         if (done) return;
         if (spins > 64) sched_yield();
-        if ((spins & 1023) == 1023 && now_s() - t0 > timeout_s) {
-            fprintf(stderr, "train: rank %d (%s): waited %.0f s for the other ranks in %s: a rank died or "
-                            "cannot be reached; ending the job\n", rank_, host, timeout_s, what);
+        if ((spins & 1023) == 1023) {
+            answer_pings();
+            if (now_s() - t0 <= timeout_s) continue;
+            char who[512];
+            double probe = timeout_s < 2 ? timeout_s / 2 : 1;
+            int silent = silent_ranks(probe, who, sizeof who);
+            if (silent)
+                fprintf(stderr, "train: rank %d (%s): waited %.0f s for the other ranks in %s; no answer from %s "
+                                "within %.1f s more: dead, stopped or cut off by the network; ending the job\n",
+                        rank_, host, timeout_s, what, who, probe);
+            else
+                fprintf(stderr, "train: rank %d (%s): waited %.0f s for the other ranks in %s; every rank answers, "
+                                "so one is busy elsewhere for longer than --comm-timeout; ending the job\n",
+                        rank_, host, timeout_s, what);
             vg_dist_abort(4);
         }
     }
