@@ -48,7 +48,7 @@ OBJ32 := $(LIB_SRC:%.c=$(B)/f32/%.o)
 OBJ64 := $(LIB_SRC:%.c=$(B)/f64/%.o)
 HDRS  := $(wildcard */*.h) $(wildcard */*/*.h) $(wildcard *.h)
 
-PROGRAMS := $(BIN)/gradcheck train-binary $(if $(INSPECT_SRC),$(BIN)/inspect)
+PROGRAMS := $(BIN)/gradcheck train-binary $(if $(INSPECT_SRC),$(BIN)/inspect) $(BIN)/launch
 
 .PHONY: all test asan fuzz fuzz-binaries fuzz-seeds train-binary train-fashion train-imagenet reference bench bench-mpi data clean plot check-pytorch check-timm
 all: $(PROGRAMS)
@@ -77,6 +77,9 @@ $(BIN)/gradcheck: $(GC_SRC:%.c=$(B)/f64/%.o) $(B)/libvitgrad64.a
 	$(CC) $^ -o $@ $(LDLIBS)
 $(BIN)/inspect: $(INSPECT_SRC:%.c=$(B)/f32/%.o) $(B)/libvitgrad.a
 	$(CC) $^ -o $@ $(LDLIBS)
+# ./launch: restarts a failed job from its checkpoint (launcher/launch.c; needs nothing of the library)
+$(BIN)/launch: $(B)/f32/launcher/launch.o
+	$(CC) $^ -o $@
 $(B)/autograd_example: $(B)/f32/examples/autograd_example.o $(B)/libvitgrad.a
 	$(CC) $^ -o $@ $(LDLIBS)
 # run_tests counts our code's allocation calls (tests/test_alloc.c): the library is linked statically,
@@ -210,4 +213,4 @@ bench-mpi: $(B)/train-mpi
 	bash bench/mpi.sh $(B)
 
 clean:
-	rm -rf build build-asan build-fuzz train gradcheck inspect
+	rm -rf build build-asan build-fuzz train gradcheck inspect launch
