@@ -341,10 +341,14 @@ int vg_vit_from_checkpoint(const vg_st_file *f, vg_vit *m, const char *path, cha
 
 int vg_vit_config_diff(const vg_st_file *f, const vg_vit_config *c, char *out, size_t n) {
     out[0] = 0;
-    if (!vg_st_meta(f, "model.embed_dim")) return 0;
     vg_vit_config saved = *c;
-    char e[256];
-    if (vg_vit_config_from_meta(f, &saved, "", e, sizeof e)) return 0;
+    char e[512];
+    if (!vg_st_meta(f, "model.embed_dim")) {
+        /* a bare timm state dict: its shapes (one head always divides; the head count and the
+         * pooling are not in the shapes, so they are not compared) */
+        if (infer_from_shapes(f, &saved, 1, "", e, sizeof e)) return 0;
+        saved.num_heads = c->num_heads; saved.pool = c->pool; saved.pos_embed = c->pos_embed;
+    } else if (vg_vit_config_from_meta(f, &saved, "", e, sizeof e)) return 0;
     const struct { const char *name; double a, b; } fields[] = {
         {"patch_size", saved.patch_size, c->patch_size}, {"in_chans", saved.in_chans, c->in_chans},
         {"num_classes", saved.num_classes, c->num_classes}, {"embed_dim", saved.embed_dim, c->embed_dim},

@@ -61,7 +61,8 @@ int vg_vit_from_file(const vg_st_file *f, vg_vit *m, int num_heads_or_0, const c
 int vg_vit_from_checkpoint(const vg_st_file *f, vg_vit *m, const char *path, char *err,
                            size_t errlen);
 /* The architecture fields (those that shape parameters or the forward; not img_size, which --init
- * interpolates, nor dropout rates) where f's metadata differs from c, as "embed_dim 16 (this
- * run: 32), depth 1 (this run: 4)" into out; returns how many differ (0 also without metadata). */
+ * interpolates, nor dropout rates) where f's metadata — or for a bare timm state dict its shapes
+ * (then not num_heads nor pool, which shapes do not give) — differs from c, as "embed_dim 16 (this
+ * run: 32), depth 1 (this run: 4)" into out; returns how many differ (0 when unreadable). */
 int vg_vit_config_diff(const vg_st_file *f, const vg_vit_config *c, char *out, size_t n);
 #endif

@@ -68,6 +68,13 @@ int run_model_config(options *o, char *model_path, char *state_path, size_t path
 /* the head: left at its new initialisation when the file's has another class count */
 static int fit_head(trainer *t, const vg_st_file *f, const char *path, const char **skip, int *nskip) {
     const vg_st_tensor *hw = vg_st_find(f, "head.weight");
+    if (!hw && t->model.head.weight) {                 /* a headless file (timm num_classes=0, DINOv2) */
+        skip[(*nskip)++] = "head.weight";
+        skip[(*nskip)++] = "head.bias";
+        printf("head: %s has none, this run %d classes: a new head (trunc-normal .02, zero bias)\n", path,
+               t->model.cfg.num_classes);
+        return 0;
+    }
     if (!hw || hw->ndim != 2 || hw->shape[0] == t->model.cfg.num_classes) return 0;
     skip[(*nskip)++] = "head.weight";
     skip[(*nskip)++] = "head.bias";
@@ -99,6 +106,9 @@ static int fit_patch_embed(trainer *t, const vg_st_file *f, const char *path, vg
 
 int run_fit_init_weights(trainer *t, const vg_st_file *f, const char *path, vg_interp_mode interp, const char **skip,
                          int *nskip, char *err) {
+    char unused[600];
+    int nu = vg_vit_unused_keys(&t->model, f, unused, sizeof unused);
+    if (nu) printf("--init: %d tensors of %s are not used by this model: %s\n", nu, path, unused);
     if (fit_head(t, f, path, skip, nskip)) return -1;
     return fit_patch_embed(t, f, path, interp, skip, nskip, err);
 }

@@ -157,7 +157,13 @@ int trainer_load_weights(trainer *t, const char *path, vg_interp_mode interp, bo
     int64_t D = t->model.cfg.embed_dim, want_rows = (int64_t)vg_vit_num_patches(&t->model.cfg) + S;
     if (pe && pe->ndim == 3 && pe->shape[2] == D && pe->shape[1] != want_rows) {
         int64_t n = pe->shape[1] - S, g = n > 0 ? (int64_t)llround(sqrt((double)n)) : 0;
-        if (g <= 0 || g * g != n) { snprintf(err, ERRLEN, "%.400s: pos_embed has %lld patch rows (after %d prefix rows), not a square grid", path, (long long)n, S); goto done; }
+        if (g <= 0 || g * g != n) {
+            char diff[400];
+            if (vg_vit_config_diff(f, &t->model.cfg, diff, sizeof diff))
+                snprintf(err, ERRLEN, "%.300s: a checkpoint of another model: %.400s", path, diff);
+            else snprintf(err, ERRLEN, "%.400s: pos_embed has %lld patch rows (after %d prefix rows), not a square grid", path, (long long)n, S);
+            goto done;
+        }
         vg_tensor *src = vg_empty(VG_DIMS(1, pe->shape[1], D));
         if (vg_st_read_tensor(f, "pos_embed", src, e2, sizeof e2)) { snprintf(err, ERRLEN, "%.1000s", e2); goto done; }
         vg_tensor *r = vg_resize_pos_embed_prefix(src, S, (int)g, (int)g, t->model.grid_h, t->model.grid_w, interp);

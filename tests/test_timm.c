@@ -485,3 +485,38 @@ VG_TEST(timm_trace_of_a_register_layout) {
     vg_vit_free(&m);
     vg_arena_reset();
 }
+
+/* ./train --init from a headless DINOv2-like file gets a new head; a file with a key this model
+ * does not use has it listed; a bare timm file of another layout into a preset names the fields
+ * that differ (read from its shapes) */
+VG_TEST(timm_train_init_headless_unused_keys_and_another_layout) {
+    if (!vg_test_have_program("train")) VG_SKIP("./train not built");
+    char dir[] = "/tmp/vitgrad-timm-init-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    char data[128], path[320], cmd[2048];
+    snprintf(data, sizeof data, "%s/cifar", dir);
+    REQUIRE(mkdir(data, 0755) == 0 && vg_test_write_cifar(data));
+    static char out[1 << 16];
+    vg_vit_config c = small_cfg(16, 2);
+    c.img_size = 32; c.in_chans = 3; c.depth = 1; c.reg_tokens = 4; c.no_embed_class = true; c.init_values = 1e-5;
+    c.num_classes = 0;
+    vg_rng rng = vg_rng_seed(4);
+    vg_vit m;
+    REQUIRE(vg_vit_init(&m, &c, &rng));
+    snprintf(path, sizeof path, "%s/dinov2.safetensors", dir);
+    REQUIRE(write_timm(&m, path, VG_ST_F32, NULL, "mask_token", false));
+    vg_vit_free(&m);
+    snprintf(cmd, sizeof cmd, "./train --dataset cifar10 --data %s --init %s --heads 2 --batch 16 --threads 1 "
+             "--loader-threads 1 --steps 2 --eval-every 0 --save-every 0 --out %s/run", data, path, dir);
+    int rc = vg_test_run(cmd, out, sizeof out);
+    CHECK_MSG(rc == 0 && strstr(out, "0 classes; this run: 32 px, patch 4, 10 classes") &&
+              strstr(out, "has none, this run 10 classes: a new head") &&
+              strstr(out, "1 tensors of") && strstr(out, "not used by this model: mask_token"), "exit %d: %s", rc, out);
+    snprintf(cmd, sizeof cmd, "./train --dataset cifar10 --data %s --init %s --model vit-micro-cifar --dim 16 --depth 1 "
+             "--heads 2 --batch 16 --threads 1 --steps 2 --out %s/run2", data, path, dir);
+    rc = vg_test_run(cmd, out, sizeof out);
+    CHECK_MSG(rc == 1 && strstr(out, "a checkpoint of another model") && strstr(out, "reg_tokens 4 (this run: 0)") &&
+              strstr(out, "no_embed_class 1 (this run: 0)") && strstr(out, "LayerScale 1"), "exit %d: %s", rc, out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+}
