@@ -1,5 +1,5 @@
 """check_checkpoint_in_pytorch.py — a model.safetensors written by ./train loads into the PyTorch
-ViT (timm layout; the module of make_vit_reference.py) with load_state_dict(strict=True) and gives
+ViT (timm layout, timm's variants too: the module of make_timm_reference.py) with load_state_dict(strict=True) and gives
 the same logits as vitgrad. Not part of `make test` (it needs python3-torch): `make check-pytorch`.
 
     /usr/bin/python3 tests/reference/check_checkpoint_in_pytorch.py OUT/model.safetensors build/vit_logits
@@ -14,22 +14,25 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import safetensors_io  # noqa: E402
-from make_vit_reference import VisionTransformer  # noqa: E402
+from make_timm_reference import VisionTransformer  # noqa: E402  (timm's layouts too)
 
 
 def main():
     ckpt, vit_logits = sys.argv[1], sys.argv[2]
     tensors, meta = safetensors_io.load(ckpt)
     g = lambda k: meta["model." + k]  # noqa: E731
-    model = VisionTransformer(img=int(g("img_size")), patch=int(g("patch_size")), chans=int(g("in_chans")),
-                              classes=int(g("num_classes")), dim=int(g("embed_dim")), depth=int(g("depth")),
-                              heads=int(g("num_heads")), mlp_ratio=float(g("mlp_ratio")), qkv_bias=g("qkv_bias") == "1",
-                              pool=g("pool"), pos=g("pos_embed"))
-    for blk in model.blocks:
-        for m in blk.modules():
-            if isinstance(m, torch.nn.LayerNorm):
-                m.eps = float(g("norm_eps"))
-    model.norm.eps = float(g("norm_eps"))
+    opt = lambda k, d: meta.get("model." + k, d)  # noqa: E731 — fields newer than the file
+    model = VisionTransformer(img_size=int(g("img_size")), patch_size=int(g("patch_size")), in_chans=int(g("in_chans")),
+                              num_classes=int(g("num_classes")), embed_dim=int(g("embed_dim")), depth=int(g("depth")),
+                              num_heads=int(g("num_heads")), mlp_ratio=float(g("mlp_ratio")), qkv_bias=g("qkv_bias") == "1",
+                              global_pool="avg" if g("pool") == "mean" else "token",
+                              class_token=opt("class_token", "1") == "1", reg_tokens=int(opt("reg_tokens", "0")),
+                              no_embed_class=opt("no_embed_class", "0") == "1", fc_norm=opt("fc_norm", "0") == "1",
+                              init_values=float(opt("init_values", "0")) or None)
+    # a sin-cos pos_embed is loaded from the file like a learned one (same values, same forward)
+    for m in model.modules():
+        if isinstance(m, torch.nn.LayerNorm):
+            m.eps = float(g("norm_eps"))
     missing = model.load_state_dict({k: torch.from_numpy(np.array(v)) for k, v in tensors.items()}, strict=True)
     print(f"loaded {len(tensors)} tensors with strict=True: {missing}")
     model.eval()
