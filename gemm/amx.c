@@ -66,8 +66,12 @@
 /* Every CPU with AMX-BF16 has AVX-512 (F, BW) and AVX512_BF16: the kernel and its packing use them,
  * whatever -march the rest of the build has. Only this region is compiled for them; it runs only
  * after gemm/cpu.c said yes. */
+#if defined(__clang__)        /* clang ignores GCC's target pragma: the same through an attribute */
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512bf16,amx-tile,amx-bf16"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512bw,avx512bf16,amx-tile,amx-bf16")
+#endif
 #endif
 #include "bf16_pairs.h"
 
@@ -245,7 +249,11 @@ static void gemm_amx(const gemm_problem *p, int nt) {
 #undef PACK_B
 }
 #if defined(VG_AMX_NATIVE)
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif
 #endif
 #endif  /* VG_AMX */
 
