@@ -24,8 +24,10 @@
  *     before it exits, up to the TCP retransmission timeout — the launcher ends it (SIGTERM, then
  *     SIGKILL to its process group).
  *   - Each attempt and restart is logged on stderr and appended to OUT/launch.log.
- *   - SIGINT/SIGTERM to the launcher go to the job (which saves and stops) and end the launcher.
+ *   - SIGINT/SIGTERM to the launcher go to the job, which saves and stops (under mpirun to the
+ *     ranks on this machine, not to mpirun), and end the launcher.
  * Exit status: the last attempt's (0 when the job finished). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -40,13 +42,42 @@
 #include <time.h>
 #include <unistd.h>
 
-static volatile sig_atomic_t stop_sig;
+static volatile sig_atomic_t stop_sig, signals;   /* the last SIGINT/SIGTERM received, how many */
 static pid_t child;
+static bool via_mpirun;
 static const char *out_dir = "runs/last";          /* ./train's default --out */
 
-static void on_signal(int sig) {
-    stop_sig = sig;
-    if (child > 0) kill(-child, sig);               /* the job's process group: it saves and stops */
+static void on_signal(int sig) { stop_sig = sig; signals++; }
+
+/* the parent of pid (from /proc), 0 if unknown */
+static pid_t parent_of(pid_t pid) {
+    char p[64], buf[512];
+    snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(p, "r");
+    if (!f) return 0;
+    size_t k = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[k] = 0;
+    const char *close = strrchr(buf, ')');          /* "pid (comm) S ppid …" */
+    int ppid = 0;
+    return close && sscanf(close + 1, " %*c %d", &ppid) == 1 ? (pid_t)ppid : 0;
+}
+
+/* Pass a stop signal to the job. ./train alone: its process group. Under mpirun: the processes
+ * below mpirun on this machine (the ranks, in process groups of their own), not mpirun itself,
+ * which would end the job at once, before the ranks can save; one rank's signal stops every rank
+ * together (vg_dist_any). */
+static void forward(int sig) {
+    if (!via_mpirun) { kill(-child, sig); return; }
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        pid_t pid = (pid_t)atoi(e->d_name), p = pid;
+        if (pid <= 0 || pid == child) continue;
+        for (int depth = 0; depth < 4 && p > 1 && p != child; depth++) p = parent_of(p);
+        if (p == child) kill(pid, sig);
+    }
+    if (d) closedir(d);
 }
 
 static double now_s(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec; }
@@ -141,10 +172,11 @@ static int run_job(char **argv, double grace) {
     size_t len = 0;
     double ending_at = -1;                          /* when the job said it is ending */
     bool eof = false, terminated = false, killed = false;
-    int status = 0;
+    int status = 0, forwarded = 0;
     for (;;) {
         pid_t w = waitpid(child, &status, WNOHANG);
         if (w == child) break;
+        if (signals > forwarded) { forwarded = signals; forward(stop_sig); }
         struct pollfd p = {pfd[0], POLLIN, 0};
         int r = eof ? (usleep(100000), 0) : poll(&p, 1, 100);
         if (r > 0) {
@@ -168,6 +200,14 @@ static int run_job(char **argv, double grace) {
         if (terminated && !killed && now_s() - ending_at > grace + 3) { kill(-child, SIGKILL); killed = true; }
     }
     kill(-child, SIGKILL);                          /* whatever the job left behind on this machine */
+    for (double t0 = now_s(); now_s() - t0 < 2;) {  /* what it wrote last */
+        struct pollfd p = {pfd[0], POLLIN, 0};
+        char buf[4096];
+        if (poll(&p, 1, 100) <= 0) continue;
+        ssize_t k = read(pfd[0], buf, sizeof buf);
+        if (k <= 0) break;
+        if (write(STDERR_FILENO, buf, (size_t)k) < 0) break;
+    }
     close(pfd[0]);
     child = 0;
     if (terminated && !stop_sig) return 4 << 8;     /* what the ranks said: a timeout */
@@ -208,7 +248,7 @@ int main(int argc, char **argv) {
     /* mpirun (maybe after `env VAR=…`) and its rank count: the value after -np / -n / --np */
     int np_at = -1, ranks = 0, mp = 0;
     while (mp < n && !is_mpirun(cmd[mp]) && (!strcmp(cmd[mp], "env") || strchr(cmd[mp], '='))) mp++;
-    bool mpi = mp < n && is_mpirun(cmd[mp]);
+    bool mpi = via_mpirun = mp < n && is_mpirun(cmd[mp]);
     for (int k = mp + 1; mpi && k + 1 < n; k++)
         if (!strcmp(cmd[k], "-np") || !strcmp(cmd[k], "-n") || !strcmp(cmd[k], "--np")) { np_at = k + 1; ranks = atoi(cmd[k + 1]); break; }
     if (min_ranks && (np_at < 0 || ranks < 1)) { fprintf(stderr, "launch: --min-ranks needs an mpirun command with -np N\n"); return 2; }

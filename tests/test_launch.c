@@ -233,4 +233,22 @@ VG_TEST(launch_restarts_an_mpi_job_after_a_rank_is_killed) {
     rc = launch_and_kill(cmd, "mpi-fewer", 1, rank_1, 77, &kills);
     CHECK_MSG(rc == 0 && kills == 1 && log_lines("mpi-fewer", "on 1 rank") == 1 && log_lines("mpi-fewer", "the job finished") == 1,
               "exit %d, %d kills", rc, kills);
+
+    /* SIGINT to the launcher: passed to the ranks (not to mpirun, which would end them before they
+     * save): every rank stops after the same step, the checkpoint is written, exit 130, no restart */
+    snprintf(cmd, sizeof cmd, "./launch --max-restarts 5 -- " MPIRUN " -np 2 %s " TINY_FLAGS " --data %s/cifar --steps 100000 "
+             "--save-every 0 --out %s/mpi-stopped", train_mpi, root, root);
+    char log[512], csv[512], latest[512];
+    snprintf(log, sizeof log, "%s/mpi-stopped.log", root);
+    snprintf(csv, sizeof csv, "%s/mpi-stopped/metrics.csv", root);
+    snprintf(latest, sizeof latest, "%s/mpi-stopped/latest/train_state.safetensors", root);
+    int launcher = vg_test_spawn(cmd, log);
+    for (double t0 = now_s(); now_s() - t0 < 60 && rows(csv) < 5;) sleep_s(0.01);
+    kill(launcher, SIGINT);
+    rc = vg_test_wait(launcher);
+    char *text = vg_test_read_file(log, NULL);
+    struct stat st;
+    CHECK_MSG(rc == 130 && stat(latest, &st) == 0 && text && strstr(text, "not restarting") && !strstr(text, "restart 1"),
+              "exit %d, checkpoint %s: %s", rc, stat(latest, &st) == 0 ? "written" : "missing", text);
+    free(text);
 }
