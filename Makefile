@@ -79,7 +79,7 @@ $(BIN)/inspect: $(INSPECT_SRC:%.c=$(B)/f32/%.o) $(B)/libvitgrad.a
 	$(CC) $^ -o $@ $(LDLIBS)
 # ./launch: restarts a failed job from its checkpoint (launcher/launch.c; needs nothing of the library)
 $(BIN)/launch: $(B)/f32/launcher/launch.o
-	$(CC) $^ -o $@
+	$(CC) $^ -o $@ $(EXTRA_LDFLAGS)
 $(B)/autograd_example: $(B)/f32/examples/autograd_example.o $(B)/libvitgrad.a
 	$(CC) $^ -o $@ $(LDLIBS)
 # run_tests counts our code's allocation calls (tests/test_alloc.c): the library is linked statically,
