@@ -273,6 +273,7 @@ int main(int argc, char **argv) {
     }
     /* rank 0 writes the outputs (metrics.csv, checkpoints, confusion.txt); the others /dev/null */
     if (rank == 0 && mkdir_p(o.out)) { fprintf(stderr, "train: %s: cannot create the output directory: %s\n", o.out, strerror(errno)); return finish(1); }
+    if (rank == 0) run_dir_log_command(o.out, argc, argv, nproc, omp_get_max_threads());
     char csv_path[2100];
     if (rank == 0) snprintf(csv_path, sizeof csv_path, "%s/metrics.csv", o.out);
     else snprintf(csv_path, sizeof csv_path, "/dev/null");

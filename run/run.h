@@ -136,6 +136,9 @@ int  run_dir_prepare(options *o, bool may_write, char *err);
 int  run_dir_trim_metrics(const char *out, int64_t step, char *err);
 /* a resumed run that is already at its last step: say so, with its final evaluation */
 void run_dir_report_finished(const char *out, int64_t step, int64_t total);
+/* append to OUT/command.txt how this process was started: UTC time, host, CPU model, processes x
+ * threads, and the command line (every start and resume of a run adds one entry) */
+void run_dir_log_command(const char *out, int argc, char **argv, int processes, int threads);
 
 /* ------------------------------------------------------------------ graceful stop (run/stop.c) */
 /* SIGINT / SIGTERM handlers: the first only records the signal (the loop finishes the step, saves a
@@ -147,6 +150,8 @@ bool run_stop_requested(void);
 /* the exact command that continues this run: argv without --resume/--init/--stop-at/--overwrite/
  * --continue, then --resume OUT; words shell-quoted where needed */
 void run_resume_command(int argc, char **argv, const char *out, char *buf, size_t n);
+/* the whole command line, each word quoted for a POSIX shell where it needs it */
+void run_command_line(int argc, char **argv, char *buf, size_t n);
 
 /* ------------------------------------------------------------------ one step, --bench (run/step.c) */
 vg_tensor *batch_tensor(const vg_batch *b);           /* the batch's pixels as an arena tensor */

@@ -4,7 +4,9 @@
  * link. ./train refuses to start a new run there unless told: --resume continues it, --overwrite
  * removes its checkpoints and starts over, --continue resumes it when it has a checkpoint (and
  * reports it when it is finished: its step is the schedule's last). On resume, metrics.csv rows
- * logged after the checkpoint (by the interrupted process) are dropped, so each step appears once. */
+ * logged after the checkpoint (by the interrupted process) are dropped, so each step appears once.
+ * OUT/command.txt records how every start and resume of the run was invoked (time, host, CPU,
+ * processes x threads, the command line): any run can be re-run from its directory. */
 #include "checkpoint/checkpoint.h"
 #include "run/run.h"
 #include <errno.h>
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ERRLEN RUN_ERRLEN
@@ -43,8 +46,8 @@ static bool is_inside(const char *path, const char *dir) {
 static int clear_run(const char *out, char *err) {
     char p[4200];
     if (vg_checkpoint_clear(out, err, ERRLEN)) return -1;
-    const char *files[] = {"metrics.csv", "confusion.txt"};
-    for (int i = 0; i < 2; i++) {
+    const char *files[] = {"metrics.csv", "confusion.txt", "command.txt"};
+    for (int i = 0; i < 3; i++) {
         snprintf(p, sizeof p, "%s/%s", out, files[i]);
         if (unlink(p) != 0 && errno != ENOENT) { snprintf(err, ERRLEN, "%.400s: cannot remove: %.100s", p, strerror(errno)); return -1; }
     }
@@ -120,4 +123,35 @@ void run_dir_report_finished(const char *out, int64_t step, int64_t total) {
     if (f) fclose(f);
     printf("  weights: %s/model.safetensors\n"
            "  to train it again: --overwrite (replaces it) or another --out\n", out);
+}
+
+/* the "model name" line of /proc/cpuinfo, else "unknown CPU" */
+static void cpu_model(char *buf, size_t n) {
+    snprintf(buf, n, "unknown CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) || !colon) continue;
+        snprintf(buf, n, "%s", colon + 2);
+        buf[strcspn(buf, "\n")] = 0;
+        break;
+    }
+    fclose(f);
+}
+
+void run_dir_log_command(const char *out, int argc, char **argv, int processes, int threads) {
+    char path[4200], cmd[8192], cpu[256], host[256] = "", when[64];
+    snprintf(path, sizeof path, "%s/command.txt", out);
+    FILE *f = fopen(path, "a");
+    if (!f) return;                                    /* a record, not a reason to stop the run */
+    run_command_line(argc, argv, cmd, sizeof cmd);
+    cpu_model(cpu, sizeof cpu);
+    gethostname(host, sizeof host - 1);
+    time_t now = time(NULL);
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
+    fprintf(f, "# %s on %s (%s), %d process%s x %d threads\n%s\n", when, host, cpu, processes,
+            processes > 1 ? "es" : "", threads, cmd);
+    fclose(f);
 }

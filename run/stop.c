@@ -74,3 +74,12 @@ void run_resume_command(int argc, char **argv, const char *out, char *buf, size_
     }
     buf[len < n ? len : n - 1] = 0;
 }
+
+void run_command_line(int argc, char **argv, char *buf, size_t n) {
+    size_t len = 0;
+    for (int i = 0; i < argc; i++) {
+        if (i && len + 1 < n) buf[len++] = ' ';
+        shell_word(argv[i], buf, n, &len);
+    }
+    buf[len < n ? len : n - 1] = 0;
+}

@@ -161,6 +161,13 @@ VG_TEST(finetune_imagefolder_classes_from_the_data) {
     CHECK_MSG(strstr(out, "per-class accuracy:\n   0 c00") && strstr(out, "   2 c02") && !strstr(out, "   3 "),
               "3-class report: %s", out);
     CHECK_MSG(top1(out) > 80, "3 classes: test top-1 %.2f%% after 60 steps: %s", top1(out), out);
+    /* the run directory records how it was started: the command line, processes x threads */
+    char cpath[600];
+    snprintf(cpath, sizeof cpath, "%s/run3/command.txt", r);
+    char *rec = vg_test_read_file(cpath, NULL);
+    CHECK_MSG(rec && strstr(rec, "1 process x 2 threads\n") && strstr(rec, "train --dataset imagefolder --data ") &&
+              strstr(rec, " --steps 60 --out "), "command.txt: %s", rec ? rec : "(missing)");
+    free(rec);
     /* 37 classes: 37 report rows, a 37 x 37 matrix */
     snprintf(cmd, sizeof cmd, "./train --dataset imagefolder --data %s/many --model vit-micro-cifar " SMALL
              " --steps 40 --out %s/run37", r, r);
