@@ -19,6 +19,7 @@ int vg_vit_config_to_meta(const vg_vit_config *c, vg_st_writer *w, char *err, si
     META_D("drop_rate", c->drop_rate); META_D("attn_drop_rate", c->attn_drop_rate);
     META_D("drop_path_rate", c->drop_path_rate);
     if (c->patch_drop_rate > 0) META_D("patch_drop_rate", c->patch_drop_rate);
+    if (c->patch_overlap > 0) META_I("patch_overlap", c->patch_overlap);
     rc |= vg_st_writer_meta(w, "model.pool", c->pool == VG_VIT_POOL_MEAN ? "mean" : "cls", err, errlen);
     rc |= vg_st_writer_meta(w, "model.pos_embed", c->pos_embed == VG_VIT_POS_SINCOS2D ? "sincos2d" : "learned", err, errlen);
     META_D("norm_eps", c->norm_eps);
@@ -111,6 +112,7 @@ int vg_vit_config_from_meta(const vg_st_file *f, vg_vit_config *c, const char *p
         meta_double(f, "model.norm_eps", &c->norm_eps, path, err, errlen) ||
         meta_double(f, "model.drop_path_rate", &c->drop_path_rate, path, err, errlen) ||
         meta_double(f, "model.patch_drop_rate", &c->patch_drop_rate, path, err, errlen) ||
+        meta_int(f, "model.patch_overlap", &c->patch_overlap, path, err, errlen) ||
         meta_choice(f, "model.pool", "cls", "mean", &pool, path, err, errlen) ||
         meta_choice(f, "model.pos_embed", "learned", "sincos2d", &pos, path, err, errlen) ||
         meta_int(f, "model.class_token", &class_token, path, err, errlen) ||
@@ -357,7 +359,7 @@ int vg_vit_config_diff(const vg_st_file *f, const vg_vit_config *c, char *out, s
         {"pool (0 cls, 1 mean)", saved.pool, c->pool}, {"pos_embed (0 learned, 1 sincos2d)", saved.pos_embed, c->pos_embed},
         {"class_token", saved.class_token, c->class_token}, {"reg_tokens", saved.reg_tokens, c->reg_tokens},
         {"no_embed_class", saved.no_embed_class, c->no_embed_class}, {"fc_norm", saved.fc_norm, c->fc_norm},
-        {"LayerScale", saved.init_values > 0, c->init_values > 0},
+        {"LayerScale", saved.init_values > 0, c->init_values > 0}, {"patch_overlap", saved.patch_overlap, c->patch_overlap},
     };
     int k = 0;
     size_t len = 0;

@@ -282,13 +282,14 @@ static double compare(const char *what, const vg_tensor *got, const vg_st_file *
     return rel;
 }
 
-static void parity_variant(const char *variant, vg_vit_pool pool, vg_vit_posembed pos) {
+static void parity_variant(const char *variant, vg_vit_pool pool, vg_vit_posembed pos, int overlap) {
     char err[256];
     vg_st_file *f = vg_st_open(VIT_REF, err, sizeof err);
     if (!f) { vg_test_skip(err); return; }
     vg_vit_config cfg = vg_vit_config_default();
     cfg.img_size = 16; cfg.patch_size = 4; cfg.in_chans = 3; cfg.num_classes = 10;
     cfg.embed_dim = 32; cfg.depth = 2; cfg.num_heads = 2; cfg.pool = pool; cfg.pos_embed = pos;
+    cfg.patch_overlap = overlap;
     vg_rng rng = vg_rng_seed(0);
     vg_vit m;
     if (!vg_vit_init(&m, &cfg, &rng)) { vg_test_fail(__FILE__, __LINE__, "init: %s", vg_error()); vg_st_close(f); return; }
@@ -299,6 +300,9 @@ static void parity_variant(const char *variant, vg_vit_pool pool, vg_vit_posembe
     for (int i = 0; i < st.n; i++) {
         const char *key = st.items[i].name;
         if (pos == VG_VIT_POS_SINCOS2D && !strcmp(key, "pos_embed")) continue;
+        char okey[160];                                /* the overlapping kernel has a key of its own */
+        snprintf(okey, sizeof okey, "%s.%s", key, variant);
+        if (overlap && !strcmp(key, "patch_embed.proj.weight")) key = okey;
         if (!load_tensor(f, key, st.items[i].tensor, err, sizeof err)) vg_test_fail(__FILE__, __LINE__, "%s", err);
     }
     double worst = 0;
@@ -352,9 +356,11 @@ static void parity_variant(const char *variant, vg_vit_pool pool, vg_vit_posembe
     vg_arena_reset();
 }
 
-VG_TEST(vit_pytorch_parity_cls) { parity_variant("cls", VG_VIT_POOL_CLS, VG_VIT_POS_LEARNED); }
-VG_TEST(vit_pytorch_parity_mean) { parity_variant("mean", VG_VIT_POOL_MEAN, VG_VIT_POS_LEARNED); }
-VG_TEST(vit_pytorch_parity_sincos) { parity_variant("sincos", VG_VIT_POOL_CLS, VG_VIT_POS_SINCOS2D); }
+VG_TEST(vit_pytorch_parity_cls) { parity_variant("cls", VG_VIT_POOL_CLS, VG_VIT_POS_LEARNED, 0); }
+VG_TEST(vit_pytorch_parity_mean) { parity_variant("mean", VG_VIT_POOL_MEAN, VG_VIT_POS_LEARNED, 0); }
+VG_TEST(vit_pytorch_parity_sincos) { parity_variant("sincos", VG_VIT_POOL_CLS, VG_VIT_POS_SINCOS2D, 0); }
+/* the overlapping patch embedding: nn.Conv2d(kernel 6, stride 4, padding 1) */
+VG_TEST(vit_pytorch_parity_overlap) { parity_variant("overlap", VG_VIT_POOL_MEAN, VG_VIT_POS_SINCOS2D, 1); }
 
 /* ------------------------------------------------------------------ position embeddings */
 VG_TEST(vit_sincos_table_matches_mae) {

@@ -34,6 +34,7 @@ typedef struct {
     double drop_path;                       /* > 0: train mode, a fixed per-sample mask */
     double patch_drop;                      /* > 0: train mode, fixed kept patches */
     bool no_cls; int reg; bool no_embed_class, fc_norm; double init_values; bool no_head;   /* layout */
+    int overlap;                            /* patch_overlap: kernel P + 2·overlap */
     vg_vit model;
     bool ready;
     int n;                                  /* trainable slots */
@@ -51,7 +52,7 @@ static void vit_prepare(vg_tensor **inputs, void *vctx) {
     cfg.pool = c->pool; cfg.pos_embed = c->pos; cfg.drop_path_rate = c->drop_path;
     cfg.patch_drop_rate = c->patch_drop;
     cfg.class_token = !c->no_cls; cfg.reg_tokens = c->reg; cfg.no_embed_class = c->no_embed_class;
-    cfg.fc_norm = c->fc_norm; cfg.init_values = c->init_values;
+    cfg.fc_norm = c->fc_norm; cfg.init_values = c->init_values; cfg.patch_overlap = c->overlap;
     if (c->no_head) cfg.num_classes = 0;
     vg_rng rng = vg_rng_seed(7);
     if (!vg_vit_init(&c->model, &cfg, &rng)) return;
@@ -124,6 +125,13 @@ VIT_LAYOUT_CASE(vit_layerscale, "LayerScale, reg 1, no_emb", ctx_layerscale, 2, 
 VIT_LAYOUT_CASE(vit_no_head, "no head (features), LS", ctx_no_head, 2, GC_N, 1, 0)
 VIT_LAYOUT_CASE(vit_reg_patch_drop, "mean+fc_norm, reg 2, pdrop", ctx_reg_patch_drop, 3, GC_N + 3, 0, 1)
 VIT_LAYOUT_CASE(vit_reg_sincos, "cls+fc_norm, reg 2, sincos", ctx_reg_sincos, 3, 0, 0, 1)
+
+/* the overlapping patch embedding (kernel 6, stride 4, padding 1), mean pooling, sin-cos positions:
+ * the 6×6 kernel has 36 instead of 16 weights per (D, C) pair */
+static vit_gc ctx_overlap = {VG_VIT_POOL_MEAN, VG_VIT_POS_SINCOS2D, .overlap = 1};
+GC_REGISTER(vit_overlap, {"vit", "mean, sincos, patch overlap 1", f_vit, &ctx_overlap, 2,
+                          {GC_IN(GC_B, GC_C, GC_IMG, GC_IMG),
+                           GC_IN_RANGE(-0.5, 0.5, GC_VIT_NPARAMS(0) + GC_D * GC_C * (36 - GC_P * GC_P))}, vit_prepare})
 
 /* vg_patchify: a pure view chain (reshape → permute → reshape), checked on its own */
 static vg_tensor *f_patchify(vg_tensor *const *in, void *ctx) { (void)ctx; return vg_patchify(in[0], 2); }

@@ -5,8 +5,8 @@
 
 /* per image; T tokens enter the blocks: S + N (S prefix tokens), or S + K in training with patch dropout */
 static double patch_flops(const vg_vit_config *c) {
-    double P = c->patch_size;
-    return 2.0 * vg_vit_num_patches(c) * c->embed_dim * c->in_chans * P * P;
+    double k = c->patch_size + 2 * c->patch_overlap;        /* the conv's kernel */
+    return 2.0 * vg_vit_num_patches(c) * c->embed_dim * c->in_chans * k * k;
 }
 static double block_flops(const vg_vit_config *c, double T) {
     double D = c->embed_dim, H = vg_vit_hidden_dim(c);

@@ -47,6 +47,10 @@ bool vg_vit_config_check(const vg_vit_config *c) {
                      c->num_classes, c->embed_dim, c->depth, c->mlp_ratio);
         return false;
     }
+    if (c->patch_overlap < 0 || c->patch_overlap > 64) {
+        vg_set_error("vit: patch_overlap %d is not in [0, 64]", c->patch_overlap);
+        return false;
+    }
     if (c->img_size % c->patch_size) {
         vg_set_error("vit: image size %d is not a multiple of the patch size %d", c->img_size, c->patch_size);
         return false;
@@ -88,8 +92,9 @@ bool vg_vit_config_check(const vg_vit_config *c) {
 }
 
 int64_t vg_vit_param_count(const vg_vit_config *c) {
-    int64_t D = c->embed_dim, H = vg_vit_hidden_dim(c), P = c->patch_size, N = vg_vit_num_patches(c);
-    int64_t patch = D * c->in_chans * P * P + D;
+    int64_t D = c->embed_dim, H = vg_vit_hidden_dim(c), N = vg_vit_num_patches(c);
+    int64_t k = c->patch_size + 2 * c->patch_overlap;        /* the patch conv's kernel */
+    int64_t patch = D * c->in_chans * k * k + D;
     int64_t block = 2 * D                                   /* norm1 */
                   + 3 * D * D + (c->qkv_bias ? 3 * D : 0)  /* attn.qkv */
                   + D * D + D                               /* attn.proj */
@@ -182,7 +187,8 @@ bool vg_vit_init(vg_vit *m, const vg_vit_config *cfg, vg_rng *rng) {
     const int prefix = vg_vit_pos_prefix_rows(cfg);
     const int64_t T = prefix + (int64_t)m->grid_h * m->grid_w;
 
-    vg_conv2d_init(&m->patch_embed, cfg->in_chans, D, cfg->patch_size, cfg->patch_size, 0, true, rng);
+    vg_conv2d_init(&m->patch_embed, cfg->in_chans, D, cfg->patch_size + 2 * cfg->patch_overlap, cfg->patch_size,
+                   cfg->patch_overlap, true, rng);
     if (cfg->class_token) {
         m->cls_token = vg_param(VG_DIMS(1, 1, D));
         vg_init_normal(m->cls_token, rng, 1e-6);
@@ -276,7 +282,7 @@ vg_tensor *vg_vit_patch_embed(vg_vit *m, vg_tensor *image) {
                      m->grid_h * c->patch_size, m->grid_w * c->patch_size, s);
         return NULL;
     }
-    vg_tensor *x = vg_conv2d_fn(image, m->patch_embed.weight, m->patch_embed.bias, c->patch_size, 0); /* (B, D, h, w) */
+    vg_tensor *x = vg_conv2d_fn(image, m->patch_embed.weight, m->patch_embed.bias, c->patch_size, c->patch_overlap); /* (B, D, h, w) */
     x = vg_flatten(x, 2, 3);                                                                     /* (B, D, N) */
     return vg_transpose(x, 1, 2);                                                                /* (B, N, D) */
 }

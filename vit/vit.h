@@ -40,6 +40,10 @@ typedef struct {
     double attn_drop_rate;      /* on the attention weights */
     double drop_path_rate;      /* stochastic depth: block i drops each residual branch per sample
                                    with rate drop_path_rate·i/(depth−1) (timm's linspace) */
+    int    patch_overlap;       /* overlapping patch embedding: the conv's kernel reaches o pixels into
+                                   each neighbouring patch (kernel P + 2o, stride P, zero padding o),
+                                   the grid stays (img/P)²; 0 = timm's patchify (kernel = stride = P).
+                                   Not a timm layout: such files do not load into timm */
     double patch_drop_rate;     /* patch dropout (timm's patch_drop_rate): in training each sample
                                    keeps max(1, ⌊N·(1 − rate)⌋) of its N patch tokens (and the class
                                    token) from after the position embedding on */

@@ -64,9 +64,11 @@ def sincos_2d(dim, grid_h, grid_w, cls_token):
 
 # ---------------------------------------------------------------- the model, timm's layout
 class PatchEmbed(nn.Module):
-    def __init__(self, img, patch, chans, dim):
+    """timm's PatchEmbed; overlap > 0: vitgrad's overlapping patch embedding (kernel patch + 2 overlap,
+    zero padding overlap, the same stride and grid)"""
+    def __init__(self, img, patch, chans, dim, overlap=0):
         super().__init__()
-        self.proj = nn.Conv2d(chans, dim, kernel_size=patch, stride=patch)
+        self.proj = nn.Conv2d(chans, dim, kernel_size=patch + 2 * overlap, stride=patch, padding=overlap)
 
     def forward(self, x):
         return self.proj(x).flatten(2).transpose(1, 2)      # (B, N, D)
@@ -118,10 +120,10 @@ class VisionTransformer(nn.Module):
     fc_norm=False: the final norm before pooling)."""
 
     def __init__(self, img=16, patch=4, chans=3, classes=10, dim=32, depth=2, heads=2, mlp_ratio=4.0,
-                 qkv_bias=True, pool="cls", pos="learned"):
+                 qkv_bias=True, pool="cls", pos="learned", overlap=0):
         super().__init__()
         self.pool = pool
-        self.patch_embed = PatchEmbed(img, patch, chans, dim)
+        self.patch_embed = PatchEmbed(img, patch, chans, dim, overlap)
         n = (img // patch) ** 2
         self.cls_token = nn.Parameter(torch.zeros(1, 1, dim))
         self.pos_embed = nn.Parameter(torch.zeros(1, n + 1, dim), requires_grad=(pos == "learned"))
@@ -187,13 +189,17 @@ def make_vit_reference(path):
     out["input"] = f32(x)
     out["labels"] = labels.numpy().astype(np.int64)
     variants = {"cls": dict(pool="cls", pos="learned"), "mean": dict(pool="mean", pos="learned"),
-                "sincos": dict(pool="cls", pos="sincos2d")}
+                "sincos": dict(pool="cls", pos="sincos2d"),
+                "overlap": dict(pool="mean", pos="sincos2d", overlap=1)}
     for vname, v in variants.items():
         torch.manual_seed(0)
         m = VisionTransformer(**cfg, **v)
         sd = dict(state)
         if v["pos"] == "sincos2d":
             sd["pos_embed"] = m.pos_embed.detach().clone()
+        if v.get("overlap"):                        # its own 6x6 kernel (PyTorch's default init)
+            sd["patch_embed.proj.weight"] = m.patch_embed.proj.weight.detach().clone()
+            out[f"patch_embed.proj.weight.{vname}"] = f32(sd["patch_embed.proj.weight"])
         m.load_state_dict(sd)
         m.zero_grad()
         logits = m(x)
@@ -206,7 +212,7 @@ def make_vit_reference(path):
                 out[f"grad.{vname}.{name}"] = f32(p.grad)
         with torch.no_grad():
             out[f"embed.{vname}"] = f32(F.normalize(m.pooled(x), dim=-1))
-        if v["pos"] == "sincos2d":
+        if v["pos"] == "sincos2d" and vname == "sincos":
             out["pos_embed.sincos"] = f32(m.pos_embed)
 
     meta = {"config": json.dumps(cfg, sort_keys=True), "batch": "4", "label_smoothing": "0.1",
