@@ -92,30 +92,35 @@ static void configure_tiles(void) {
 /* ---------------------------------------------------------------------------------------------
  * Packing one 1 KiB tile: rows [0, rows) of an operand (element (r, k) at src[r*rs + k*cs]), k in
  * [0, kn), kn ≤ 32. Row-major (A): dst word [r][p] = pair (r, 2p); pair-major (B): [p][r]. */
-static VG_ALWAYS_INLINE void transpose16(uint32_t *restrict dst, const uint32_t *restrict src) {
-    for (int i = 0; i < 16; i++)
-        for (int j = 0; j < 16; j++) dst[j * 16 + i] = src[i * 16 + j];
-}
 static void pack_tile(uint32_t *restrict dst, const float *src, long rs, long cs, int rows, int kn,
                       int pair_major) {
-    uint32_t tmp[256], *out = pair_major == (rs == 1 && cs != 1) ? dst : tmp;
+    __m512i v[16];                 /* v[i]: row i of the tile in the order the source gives */
+    int have_pair_major;
     if (rs == 1 && cs != 1) {                    /* rows side by side in memory: pairs of k rows */
-        for (int p = 0; p < 16; p++) {
-            const float *lo = src + 2L * p * cs, *hi = 2 * p + 1 < kn ? lo + cs : NULL;
-            pairs_across_rows(out + p * 16, lo, hi, 2 * p < kn ? rows : 0);
-        }
+        have_pair_major = 1;
+#define ACROSS(q) { const float *lo = src + 2L * q * cs, *hi = 2 * q + 1 < kn ? lo + cs : NULL;   \
+                    v[q] = pairs_across_rows_v(lo, hi, 2 * q < kn ? rows : 0); }
+        X16(ACROSS)
+#undef ACROSS
     } else if (cs == 1) {                        /* k contiguous: 32 values of a row → 16 pairs */
-        for (int r = 0; r < 16; r++) pairs_along_k(out + r * 16, src + r * rs, r < rows ? kn : 0);
+        have_pair_major = 0;
+#define ALONG(r) v[r] = pairs_along_k_v(src + r * rs, r < rows ? kn : 0);
+        X16(ALONG)
+#undef ALONG
     } else {                                     /* neither: one value at a time, row-major */
+        have_pair_major = 0;
+        uint32_t tmp[256];
         for (int r = 0; r < 16; r++)
             for (int p = 0; p < 16; p++) {
                 const int k = 2 * p;
                 const uint32_t lo = r < rows && k < kn ? vg_f32_to_bf16(src[r * rs + k * cs]) : 0;
                 const uint32_t hi = r < rows && k + 1 < kn ? vg_f32_to_bf16(src[r * rs + (k + 1) * cs]) : 0;
-                out[r * 16 + p] = lo | hi << 16;     /* out is tmp exactly when pair_major */
+                tmp[r * 16 + p] = lo | hi << 16;
             }
+        memcpy(v, tmp, sizeof tmp);
     }
-    if (out == tmp) transpose16(dst, tmp);
+    if (have_pair_major != pair_major) transpose16_epi32(v);          /* in registers */
+    memcpy(dst, v, sizeof v);
 }
 
 /* One 32-row (A) or 32-column (B) panel: all K blocks, two tiles each. */

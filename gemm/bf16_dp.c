@@ -53,8 +53,8 @@ enum { MR = 12, NR = 32, KCP = 128, MC = MR * 20, NC = NR * 24 };
 static VG_ALWAYS_INLINE void pack_panel(uint32_t *restrict dst, const float *src, long rs, long cs,
                                         int rows, int K, int W) {
     const int kp = (K + 1) / 2;
-    uint32_t tmp[16];
     if (rs == 1) {                      /* each k's rows side by side: two rows → pairs, in order */
+        uint32_t tmp[16];
         for (int p = 0; p < kp; p++) {
             const float *lo = src + 2L * p * cs, *hi = 2 * p + 1 < K ? lo + cs : NULL;
             for (int r0 = 0; r0 < W; r0 += 16) {
@@ -64,21 +64,32 @@ static VG_ALWAYS_INLINE void pack_panel(uint32_t *restrict dst, const float *src
         }
         return;
     }
-    for (int r = 0; r < W; r++) {
-        if (r >= rows) { for (int p = 0; p < kp; p++) dst[(long)p * W + r] = 0; continue; }
-        const float *s = src + r * rs;
-        if (cs == 1) {                  /* k contiguous: 32 values → 16 pairs, spread over panel */
+    if (cs == 1) {    /* k contiguous: per 16 rows and 32 k, 16 vectors of 16 pairs, transposed */
+        __m512i zero;
+        memset(&zero, 0, sizeof zero);
+        for (int r0 = 0; r0 < W; r0 += 16) {
+            const int nrow = W - r0 < 16 ? W - r0 : 16, live = rows - r0 < nrow ? rows - r0 : nrow;
+            const __mmask16 m = (__mmask16)(nrow == 16 ? 0xffff : (1u << nrow) - 1);
             for (int k0 = 0; k0 < K; k0 += 32) {
-                pairs_along_k(tmp, s + k0, K - k0);
                 const int np = (K - k0 < 32 ? K - k0 + 1 : 32) / 2;
-                for (int i = 0; i < np; i++) dst[(long)(k0 / 2 + i) * W + r] = tmp[i];
+                __m512i v[16];
+#define LOAD(r) v[r] = r < live ? pairs_along_k_v(src + (r0 + r) * rs + k0, K - k0) : zero;
+#define STORE(q) if (q < np) _mm512_mask_storeu_epi32(dst + (long)(k0 / 2 + q) * W + r0, m, v[q]);
+                X16(LOAD)
+                transpose16_epi32(v);
+                X16(STORE)
+#undef LOAD
+#undef STORE
             }
-        } else {
-            for (int p = 0; p < kp; p++) {
-                const uint32_t lo = vg_f32_to_bf16(s[2L * p * cs]);
-                const uint32_t hi = 2 * p + 1 < K ? vg_f32_to_bf16(s[(2L * p + 1) * cs]) : 0;
-                dst[(long)p * W + r] = lo | hi << 16;
-            }
+        }
+        return;
+    }
+    for (int r = 0; r < W; r++) {       /* neither: one value at a time */
+        const float *s = src + r * rs;
+        for (int p = 0; p < kp; p++) {
+            const uint32_t lo = r < rows ? vg_f32_to_bf16(s[2L * p * cs]) : 0;
+            const uint32_t hi = r < rows && 2 * p + 1 < K ? vg_f32_to_bf16(s[(2L * p + 1) * cs]) : 0;
+            dst[(long)p * W + r] = lo | hi << 16;
         }
     }
 }
@@ -87,6 +98,34 @@ static void pack_A_panel(uint32_t *dst, const float *src, long rs, long cs, int 
 }
 static void pack_B_panel(uint32_t *dst, const float *src, long rs, long cs, int rows, int K) {
     pack_panel(dst, src, rs, cs, rows, K, NR);
+}
+/* A whose rows lie side by side (op(A) = Xᵀ, dW's products), k pairs [p0, p1): per pair, the two
+ * rows k, k+1 read once, front to back, 48 at a time (three 16-lane vectors of pairs) and split
+ * into four MR = 12-row panels with vpermt2d; rows ≥ M are zero. */
+static void pack_A_side_by_side(uint32_t *restrict bufA, int kp, int mpanels, const float *A, long cs,
+                                int M, int K, int p0, int p1) {
+    _Static_assert(MR == 12, "four 12-row panels are three 16-lane vectors");
+    static const uint32_t i1[16] = {12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23},
+                          i2[16] = {8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19},
+                          i3[16] = {4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    __m512i idx1, idx2, idx3;
+    memcpy(&idx1, i1, 64); memcpy(&idx2, i2, 64); memcpy(&idx3, i3, 64);
+    const __mmask16 m = 0x0fff;
+    const long pstride = (long)MR * kp;
+    for (int p = p0; p < p1; p++) {
+        const float *lo = A + 2L * p * cs, *hi = 2 * p + 1 < K ? lo + cs : NULL;
+        for (int g = 0; 4 * g < mpanels; g++) {
+            const int r0 = 48 * g, rows = M - r0, npan = mpanels - 4 * g;
+            const __m512i v0 = pairs_across_rows_v(lo + r0, hi ? hi + r0 : NULL, rows);
+            const __m512i v1 = pairs_across_rows_v(lo + r0 + 16, hi ? hi + r0 + 16 : NULL, rows - 16);
+            const __m512i v2 = pairs_across_rows_v(lo + r0 + 32, hi ? hi + r0 + 32 : NULL, rows - 32);
+            uint32_t *d = bufA + 4 * g * pstride + (long)p * MR;
+            _mm512_mask_storeu_epi32(d, m, v0);
+            if (npan > 1) _mm512_mask_storeu_epi32(d + pstride, m, _mm512_permutex2var_epi32(v0, idx1, v1));
+            if (npan > 2) _mm512_mask_storeu_epi32(d + 2 * pstride, m, _mm512_permutex2var_epi32(v1, idx2, v2));
+            if (npan > 3) _mm512_mask_storeu_epi32(d + 3 * pstride, m, _mm512_permutex2var_epi32(v2, idx3, v2));
+        }
+    }
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -169,12 +208,17 @@ static void gemm_dp(const gemm_problem *p, int nt) {
     const int kcp_n = balanced_block(kp, KCP, 1);
     const unit_grid g = make_unit_grid(M, N, MC, NC, MR, NR, nt);
     const int mc = g.mc, nc = g.nc, col_blocks = g.col_blocks, units = g.units;
-#define PACK_A(i) pack_A_panel(bufA + (long)(i) * MR * kp, p->A + (long)(i) * MR * p->rsA, p->rsA, p->csA, \
-                               M - (i) * MR < MR ? M - (i) * MR : MR, K)
+    /* A's packing units: panels, or runs of PU pairs where A's rows lie side by side */
+    enum { PU = 64 };
+    const int side = p->rsA == 1, aunits = side ? ceil_div(kp, PU) : mpanels;
+#define PACK_A(i) (side ? pack_A_side_by_side(bufA, kp, mpanels, p->A, p->csA, M, K, (i) * PU,         \
+                                              (i) * PU + PU < kp ? (i) * PU + PU : kp)                 \
+                        : pack_A_panel(bufA + (long)(i) * MR * kp, p->A + (long)(i) * MR * p->rsA,      \
+                                       p->rsA, p->csA, M - (i) * MR < MR ? M - (i) * MR : MR, K))
 #define PACK_B(j) pack_B_panel(bufB + (long)(j) * NR * kp, p->B + (long)(j) * NR * p->csB, p->csB, p->rsB, \
                                N - (j) * NR < NR ? N - (j) * NR : NR, K)
     if (nt == 1) {          /* no parallel region: attention calls this thousands of times a step */
-        for (int i = 0; i < mpanels; i++) PACK_A(i);
+        for (int i = 0; i < aunits; i++) PACK_A(i);
         for (int j = 0; j < npanels; j++) PACK_B(j);
         for (int u = 0; u < units; u++) dp_unit(p, bufA, bufB, u, col_blocks, mc, nc, kp, kcp_n);
         return;
@@ -182,7 +226,7 @@ static void gemm_dp(const gemm_problem *p, int nt) {
     #pragma omp parallel num_threads(nt)
     {
         #pragma omp for schedule(static) nowait
-        for (int i = 0; i < mpanels; i++) PACK_A(i);
+        for (int i = 0; i < aunits; i++) PACK_A(i);
         #pragma omp for schedule(static)
         for (int j = 0; j < npanels; j++) PACK_B(j);
         #pragma omp for schedule(dynamic, 1)

@@ -7,24 +7,75 @@
 #include <stdint.h>
 #include <string.h>
 
+#define X16(F) F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7) F(8) F(9) F(10) F(11) F(12) F(13) F(14) F(15)
+
 static inline __m512 load_n(const float *p, int n) {            /* n ≤ 16 floats, the rest 0 */
     return _mm512_maskz_loadu_ps((__mmask16)(n >= 16 ? 0xffff : (1u << (n > 0 ? n : 0)) - 1), p);
 }
 
-/* 32 values along k (n of them present) → 16 pairs, at tmp */
-static VG_ALWAYS_INLINE void pairs_along_k(uint32_t tmp[16], const float *s, int n) {
+/* 32 values along k (n of them present) → 16 pairs */
+static VG_ALWAYS_INLINE __m512i pairs_along_k_v(const float *s, int n) {
     __m512bh v = _mm512_cvtne2ps_pbh(load_n(s + 16, n - 16), load_n(s, n));
-    memcpy(tmp, &v, 64);
+    __m512i w;
+    memcpy(&w, &v, 64);
+    return w;
 }
-/* 16 rows at k (lo) and k+1 (hi), n of them present → 16 pairs (lo[r], hi[r]), at tmp */
+static VG_ALWAYS_INLINE void pairs_along_k(uint32_t tmp[16], const float *s, int n) {
+    __m512i w = pairs_along_k_v(s, n);
+    memcpy(tmp, &w, 64);
+}
+/* 16 rows at k (lo) and k+1 (hi, or NULL: zeros), n of them present → 16 pairs (lo[r], hi[r]) */
 static const uint16_t interleave_idx[32] = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23,
                                             8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
-static VG_ALWAYS_INLINE void pairs_across_rows(uint32_t tmp[16], const float *lo, const float *hi, int n) {
+static VG_ALWAYS_INLINE __m512i pairs_across_rows_v(const float *lo, const float *hi, int n) {
     __m512bh v = _mm512_cvtne2ps_pbh(hi ? load_n(hi, n) : load_n(lo, 0), load_n(lo, n));
     __m512i w, idx;
     memcpy(&w, &v, 64); memcpy(&idx, interleave_idx, 64);
-    w = _mm512_permutexvar_epi16(idx, w);
+    return _mm512_permutexvar_epi16(idx, w);
+}
+static VG_ALWAYS_INLINE void pairs_across_rows(uint32_t tmp[16], const float *lo, const float *hi, int n) {
+    __m512i w = pairs_across_rows_v(lo, hi, n);
     memcpy(tmp, &w, 64);
+}
+
+/* The transpose of 16 vectors of 16 dwords, in registers (lane j of r[i] ↔ lane i of r[j]): four
+ * rounds s = 1, 2, 4, 8, each swapping the off-diagonal s×s blocks of every 2s×2s block with two
+ * vpermt2d per pair of rows (lo: a's lanes where j & s is clear, else c's lane j − s; hi: a's lane
+ * j + s where j & s is clear, else c's lane j). 64 shuffles for 256 dwords; written out so that
+ * r stays in registers. */
+static VG_ALWAYS_INLINE __m512i transpose_index(int round, int hi) {
+    uint32_t v[16];
+    const int s = 1 << round;
+    for (int j = 0; j < 16; j++) v[j] = (uint32_t)(hi ? (j & s ? 16 + j : j + s) : (j & s ? 16 + j - s : j));
+    __m512i r;
+    memcpy(&r, v, 64);
+    return r;
+}
+static VG_ALWAYS_INLINE void transpose16_epi32(__m512i r[16]) {
+#define SWAP(i, s, il, ih) { const __m512i a_ = r[i], c_ = r[i + s];                           \
+                             r[i] = _mm512_permutex2var_epi32(a_, il, c_);                       \
+                             r[i + s] = _mm512_permutex2var_epi32(a_, ih, c_); }
+    {
+        const __m512i il = transpose_index(0, 0), ih = transpose_index(0, 1);
+        SWAP(0, 1, il, ih) SWAP(2, 1, il, ih) SWAP(4, 1, il, ih) SWAP(6, 1, il, ih)
+        SWAP(8, 1, il, ih) SWAP(10, 1, il, ih) SWAP(12, 1, il, ih) SWAP(14, 1, il, ih)
+    }
+    {
+        const __m512i il = transpose_index(1, 0), ih = transpose_index(1, 1);
+        SWAP(0, 2, il, ih) SWAP(1, 2, il, ih) SWAP(4, 2, il, ih) SWAP(5, 2, il, ih)
+        SWAP(8, 2, il, ih) SWAP(9, 2, il, ih) SWAP(12, 2, il, ih) SWAP(13, 2, il, ih)
+    }
+    {
+        const __m512i il = transpose_index(2, 0), ih = transpose_index(2, 1);
+        SWAP(0, 4, il, ih) SWAP(1, 4, il, ih) SWAP(2, 4, il, ih) SWAP(3, 4, il, ih)
+        SWAP(8, 4, il, ih) SWAP(9, 4, il, ih) SWAP(10, 4, il, ih) SWAP(11, 4, il, ih)
+    }
+    {
+        const __m512i il = transpose_index(3, 0), ih = transpose_index(3, 1);
+        SWAP(0, 8, il, ih) SWAP(1, 8, il, ih) SWAP(2, 8, il, ih) SWAP(3, 8, il, ih)
+        SWAP(4, 8, il, ih) SWAP(5, 8, il, ih) SWAP(6, 8, il, ih) SWAP(7, 8, il, ih)
+    }
+#undef SWAP
 }
 
 #endif

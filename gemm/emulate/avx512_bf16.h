@@ -9,6 +9,8 @@
  *                                  DAZ/FTZ, round to nearest even (vg_bf16_dot_pair)
  *   _mm512_cvtne2ps_pbh(hi, lo)    vcvtne2ps2bf16: 32 bf16, lo's 16 values first (vg_f32_to_bf16)
  *   _mm512_permutexvar_epi16(i, x) vpermw: word j = x's word i[j] mod 32
+ *   _mm512_permutex2var_epi32(a, i, b)   vpermt2d: dword j = (i[j] & 16 ? b : a)'s dword i[j] mod 16
+ *   _mm512_mask_storeu_epi32(p, m, x)    the dwords of x whose mask bit is set, to p (only those)
  * The 512-bit integer and bf16 vectors are structs of lanes; the kernel moves them with memcpy. */
 #ifndef VG_BF16_EMULATED_H
 #define VG_BF16_EMULATED_H
@@ -42,7 +44,24 @@ static inline vg_emu_m512i vg_emu_permutexvar_epi16(vg_emu_m512i idx, vg_emu_m51
     return r;
 }
 
+static inline vg_emu_m512i vg_emu_permutex2var_epi32(vg_emu_m512i a, vg_emu_m512i idx, vg_emu_m512i b) {
+    uint32_t x[16], y[16], i[16], r[16];
+    memcpy(x, &a, 64); memcpy(y, &b, 64); memcpy(i, &idx, 64);
+    for (int j = 0; j < 16; j++) r[j] = (i[j] & 16 ? y : x)[i[j] & 15];
+    vg_emu_m512i out;
+    memcpy(&out, r, 64);
+    return out;
+}
+static inline void vg_emu_mask_storeu_epi32(void *p, __mmask16 m, vg_emu_m512i x) {
+    uint32_t v[16];
+    memcpy(v, &x, 64);
+    for (int j = 0; j < 16; j++)
+        if ((m >> j) & 1) memcpy((char *)p + 4 * j, &v[j], 4);
+}
+
 #define _mm512_dpbf16_ps vg_emu_dpbf16_ps
 #define _mm512_cvtne2ps_pbh vg_emu_cvtne2ps_pbh
 #define _mm512_permutexvar_epi16 vg_emu_permutexvar_epi16
+#define _mm512_permutex2var_epi32 vg_emu_permutex2var_epi32
+#define _mm512_mask_storeu_epi32 vg_emu_mask_storeu_epi32
 #endif
