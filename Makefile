@@ -153,12 +153,16 @@ CIFAR_DIR = $(firstword $(foreach d,$(CIFAR10_DIR) data/cifar-10-batches-bin ../
 # TRAIN_EXTRA: flags added after the recipe's (a later flag wins), e.g. TRAIN_EXTRA="--amp --out runs/cifar10-amp"
 TRAIN_EXTRA ?=
 TRAIN_FLAGS ?= --model vit-micro-cifar --pool mean --pos sincos2d --patch-drop 0.5 --epochs 60 --eval-every 3 --batch 128 --lr 2e-3 --wd 0.05 --warmup 1e --min-lr 1e-5 --label-smoothing 0.1 --clip 1.0 --seed 0 --out runs/cifar10
-.PHONY: train
-train: train-binary
+# train-long: the 1,000 TFLOP recipe of issue 29 (the default's shape with overlapping patches, 119
+# epochs, bf16 products): about 105 minutes on 2 Zen 4 cores (docs/results.md); a second seed with
+# TRAIN_EXTRA="--seed 1 --out runs/cifar10-long-s1"
+TRAIN_LONG_FLAGS ?= --model vit-micro-cifar --pool mean --pos sincos2d --patch-drop 0.5 --patch-overlap 1 --epochs 119 --eval-every 3 --batch 128 --lr 2e-3 --wd 0.05 --warmup 1e --min-lr 1e-5 --label-smoothing 0.1 --clip 1.0 --seed 0 --amp --out runs/cifar10-long
+.PHONY: train train-long
+train train-long: train-binary
 	@dir="$(CIFAR_DIR)"; if [ -z "$$dir" ]; then \
-	  $(MAKE) --no-print-directory data || { echo "make train: no CIFAR-10 (the download's message is above); stopping" >&2; exit 1; }; \
+	  $(MAKE) --no-print-directory data || { echo "make $@: no CIFAR-10 (the download's message is above); stopping" >&2; exit 1; }; \
 	  dir=data/cifar-10-batches-bin; fi; \
-	echo "CIFAR-10 from $$dir"; $(BIN)/train --dataset cifar10 --data "$$dir" $(TRAIN_FLAGS) $(TRAIN_EXTRA) --continue
+	echo "CIFAR-10 from $$dir"; $(BIN)/train --dataset cifar10 --data "$$dir" $(if $(filter train-long,$@),$(TRAIN_LONG_FLAGS),$(TRAIN_FLAGS)) $(TRAIN_EXTRA) --continue
 train-binary: $(B)/f32/train.o $(COMM_OBJ) $(B)/libvitgrad.a
 	$(TRAIN_LD) $^ -o $(BIN)/train $(LDLIBS)
 $(B)/train-mpi: $(B)/f32/train.o $(B)/mpi/dist/mpi.o $(B)/libvitgrad.a

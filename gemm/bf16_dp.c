@@ -198,14 +198,14 @@ static void dp_unit(const gemm_problem *p, const uint32_t *bufA, const uint32_t 
     }
 }
 
-/* The product on nt threads (1: the calling thread alone, e.g. inside a parallel region). */
-static void gemm_dp(const gemm_problem *p, int nt) {
+/* The product on nt threads (1: the calling thread alone, e.g. inside a parallel region), K in
+ * blocks of kcp_n pairs: both operands packed whole, then the units of C. */
+static void gemm_dp_whole(const gemm_problem *p, int nt, int kcp_n) {
     const int M = p->M, N = p->N, K = p->K, kp = (K + 1) / 2;
     const int mpanels = ceil_div(M, MR), npanels = ceil_div(N, NR);
     uint32_t *bufA = vg_gemm_scratch_get(&tl_A, sizeof(uint32_t) * (size_t)mpanels * MR * kp);
     uint32_t *bufB = vg_gemm_scratch_get(&tl_B, sizeof(uint32_t) * (size_t)npanels * NR * kp);
     if (!bufA || !bufB) abort();                                         /* out of memory */
-    const int kcp_n = balanced_block(kp, KCP, 1);
     const unit_grid g = make_unit_grid(M, N, MC, NC, MR, NR, nt);
     const int mc = g.mc, nc = g.nc, col_blocks = g.col_blocks, units = g.units;
     /* A's packing units: panels, or runs of PU pairs where A's rows lie side by side */
@@ -234,6 +234,30 @@ static void gemm_dp(const gemm_problem *p, int nt) {
     }
 #undef PACK_A
 #undef PACK_B
+}
+
+/* A small C and a long K (the dW products: 576×192 over 8,320 tokens) in chunks of whole K blocks,
+ * each packed and used while it is in L2 (≤ 512 KiB of pairs): packed whole, vit-tiny's qkv dW's
+ * operands are 12.8 MB, written out to memory and read back. The chunks add to C in the order the
+ * K blocks would: the same bits as one pass. */
+static void gemm_dp(const gemm_problem *p, int nt) {
+    const int kp = (p->K + 1) / 2, kcp_n = balanced_block(kp, KCP, 1);
+    const long rows = round_up(p->M, MR) + round_up(p->N, NR);
+    if ((long)round_up(p->M, MR) * round_up(p->N, NR) * 4 <= (1L << 20) && kp >= 4 * kcp_n) {
+        const long fit = (512L << 10) / 4 / (rows * kcp_n);
+        const int chunk = (fit > 1 ? (int)fit : 1) * kcp_n;
+        for (int c0 = 0; c0 < kp; c0 += chunk) {
+            gemm_problem s = *p;
+            const long k0 = 2L * c0;
+            s.K = p->K - k0 < 2L * chunk ? (int)(p->K - k0) : 2 * chunk;
+            s.A = p->A + k0 * p->csA;
+            s.B = p->B + k0 * p->rsB;
+            if (c0 > 0) { s.beta = 1; s.bias = NULL; }
+            gemm_dp_whole(&s, nt, kcp_n);
+        }
+        return;
+    }
+    gemm_dp_whole(p, nt, kcp_n);
 }
 
 void vg_bf16_dp_gemm(const gemm_problem *p, int nt) { gemm_dp(p, nt); }
