@@ -177,9 +177,10 @@ static void micro_kernel(int kcp, const uint32_t *restrict a, const uint32_t *re
 #undef ROW_STORE
 }
 
-/* One unit of C: row block × column block, every K block in order. */
+/* One unit of C: row block × column block, every K block in order; bufA holds A's panels from row
+ * a_row0 on. */
 static void dp_unit(const gemm_problem *p, const uint32_t *bufA, const uint32_t *bufB, int u,
-                    int col_blocks, int mc, int nc, int kp, int kcp_n) {
+                    int col_blocks, int mc, int nc, int kp, int kcp_n, int a_row0) {
     const int M = p->M, N = p->N;
     const int i0 = (u / col_blocks) * mc, j0 = (u % col_blocks) * nc;
     const int i1 = i0 + mc < M ? i0 + mc : M, j1 = j0 + nc < N ? j0 + nc : N;
@@ -190,7 +191,7 @@ static void dp_unit(const gemm_problem *p, const uint32_t *bufA, const uint32_t 
             const uint32_t *bp = bufB + (long)j * kp + (long)pc * NR;
             const float *bias = pc == 0 && p->bias ? p->bias + j : NULL;
             for (int i = i0; i < i1; i += MR)
-                micro_kernel(kcp, bufA + (long)i * kp + (long)pc * MR, bp,
+                micro_kernel(kcp, bufA + (long)(i - a_row0) * kp + (long)pc * MR, bp,
                              p->C + (long)i * p->ldc + j, p->ldc,
                              i1 - i < MR ? i1 - i : MR, j1 - j < NR ? j1 - j : NR,
                              p->alpha, beta, bias);
@@ -198,29 +199,49 @@ static void dp_unit(const gemm_problem *p, const uint32_t *bufA, const uint32_t 
     }
 }
 
+/* A unit whose rows of C span every column (one column block, the forward and dX products): its
+ * A panels packed by the thread that runs it, into its own buffer (≤ MC × kp pairs, in L2), just
+ * before use; packed whole, vit-tiny's forward X is 3.2 MB written out to memory and read back. */
+static _Thread_local vg_gemm_scratch tl_Aunit;
+static void dp_unit_packing_A(const gemm_problem *p, const uint32_t *bufB, int u, int mc, int nc,
+                              int kp, int kcp_n) {
+    const int i0 = u * mc, rows = p->M - i0 < mc ? p->M - i0 : mc;
+    uint32_t *a = vg_gemm_scratch_get(&tl_Aunit, sizeof(uint32_t) * (size_t)round_up(rows, MR) * kp);
+    if (!a) abort();                                                     /* out of memory */
+    for (int q = 0; q * MR < rows; q++)
+        pack_A_panel(a + (long)q * MR * kp, p->A + (long)(i0 + q * MR) * p->rsA, p->rsA, p->csA,
+                     rows - q * MR < MR ? rows - q * MR : MR, p->K);
+    dp_unit(p, a, bufB, u, 1, mc, nc, kp, kcp_n, i0);
+}
+
 /* The product on nt threads (1: the calling thread alone, e.g. inside a parallel region), K in
- * blocks of kcp_n pairs: both operands packed whole, then the units of C. */
+ * blocks of kcp_n pairs: B packed whole; A packed whole too, or unit by unit where a unit spans
+ * all of C's columns (and A's rows are not side by side); then the units of C. */
 static void gemm_dp_whole(const gemm_problem *p, int nt, int kcp_n) {
     const int M = p->M, N = p->N, K = p->K, kp = (K + 1) / 2;
     const int mpanels = ceil_div(M, MR), npanels = ceil_div(N, NR);
-    uint32_t *bufA = vg_gemm_scratch_get(&tl_A, sizeof(uint32_t) * (size_t)mpanels * MR * kp);
-    uint32_t *bufB = vg_gemm_scratch_get(&tl_B, sizeof(uint32_t) * (size_t)npanels * NR * kp);
-    if (!bufA || !bufB) abort();                                         /* out of memory */
     const unit_grid g = make_unit_grid(M, N, MC, NC, MR, NR, nt);
     const int mc = g.mc, nc = g.nc, col_blocks = g.col_blocks, units = g.units;
-    /* A's packing units: panels, or runs of PU pairs where A's rows lie side by side */
+    /* A's packing units: panels, or runs of PU pairs where A's rows lie side by side; none where
+     * each unit packs its own */
     enum { PU = 64 };
-    const int side = p->rsA == 1, aunits = side ? ceil_div(kp, PU) : mpanels;
+    const int side = p->rsA == 1, per_unit = col_blocks == 1 && !side;
+    const int aunits = per_unit ? 0 : side ? ceil_div(kp, PU) : mpanels;
+    uint32_t *bufA = per_unit ? NULL : vg_gemm_scratch_get(&tl_A, sizeof(uint32_t) * (size_t)mpanels * MR * kp);
+    uint32_t *bufB = vg_gemm_scratch_get(&tl_B, sizeof(uint32_t) * (size_t)npanels * NR * kp);
+    if ((!per_unit && !bufA) || !bufB) abort();                          /* out of memory */
 #define PACK_A(i) (side ? pack_A_side_by_side(bufA, kp, mpanels, p->A, p->csA, M, K, (i) * PU,         \
                                               (i) * PU + PU < kp ? (i) * PU + PU : kp)                 \
                         : pack_A_panel(bufA + (long)(i) * MR * kp, p->A + (long)(i) * MR * p->rsA,      \
                                        p->rsA, p->csA, M - (i) * MR < MR ? M - (i) * MR : MR, K))
 #define PACK_B(j) pack_B_panel(bufB + (long)(j) * NR * kp, p->B + (long)(j) * NR * p->csB, p->csB, p->rsB, \
                                N - (j) * NR < NR ? N - (j) * NR : NR, K)
+#define UNIT(u) (per_unit ? dp_unit_packing_A(p, bufB, u, mc, nc, kp, kcp_n)                           \
+                          : dp_unit(p, bufA, bufB, u, col_blocks, mc, nc, kp, kcp_n, 0))
     if (nt == 1) {          /* no parallel region: attention calls this thousands of times a step */
         for (int i = 0; i < aunits; i++) PACK_A(i);
         for (int j = 0; j < npanels; j++) PACK_B(j);
-        for (int u = 0; u < units; u++) dp_unit(p, bufA, bufB, u, col_blocks, mc, nc, kp, kcp_n);
+        for (int u = 0; u < units; u++) UNIT(u);
         return;
     }
     #pragma omp parallel num_threads(nt)
@@ -230,10 +251,11 @@ static void gemm_dp_whole(const gemm_problem *p, int nt, int kcp_n) {
         #pragma omp for schedule(static)
         for (int j = 0; j < npanels; j++) PACK_B(j);
         #pragma omp for schedule(dynamic, 1)
-        for (int u = 0; u < units; u++) dp_unit(p, bufA, bufB, u, col_blocks, mc, nc, kp, kcp_n);
+        for (int u = 0; u < units; u++) UNIT(u);
     }
 #undef PACK_A
 #undef PACK_B
+#undef UNIT
 }
 
 /* A small C and a long K (the dW products: 576×192 over 8,320 tokens) in chunks of whole K blocks,

@@ -206,7 +206,8 @@ VG_TEST(gemm_bf16_all_transposes_and_edges) {
 
 /* alpha/beta/bias, several K blocks (K = 600: 300 pairs, blocks of ≤ 128), more than one column
  * block (N = 800 > 768), a small C over a long K that vdpbf16ps takes in two chunks of K blocks
- * (13×33×3001, as the dW products), the attention and ViT shapes in small */
+ * (13×33×3001, as the dW products), row blocks spanning every column that pack their own A
+ * (1000×40×50), the attention and ViT shapes in small */
 VG_TEST(gemm_bf16_blocks_alpha_beta_bias) {
     static const float ab[][2] = { { 1, 1 }, { 0.75f, 0.5f }, { -2, 0 }, { 0, 0.5f }, { 0, 0 } };
     int bad = 0;
@@ -217,6 +218,7 @@ VG_TEST(gemm_bf16_blocks_alpha_beta_bias) {
         bad += check_bf16(t >> 1, t & 1, 26, 800, 24, 0.5f, 0, 0, 0);
         bad += check_bf16(t >> 1, t & 1, 250, 67, 48, 1, 0, 1, 1);
         bad += check_bf16(t >> 1, t & 1, 13, 33, 3001, 0.75f, 0.5f, 2, 1);
+        bad += check_bf16(t >> 1, t & 1, 1000, 40, 50, 1, 0.25f, 1, 1);
         bad += check_bf16(t >> 1, t & 1, 13, 35, 0, 1, 0.5f, 0, t & 1);            /* K = 0 */
     }
     bad += check_bf16(0, 1, 65, 65, 64, 0.125f, 0, 0, 0);                           /* Q·Kᵀ */
@@ -226,12 +228,13 @@ VG_TEST(gemm_bf16_blocks_alpha_beta_bias) {
 }
 
 /* Same bits on 1 and 2 threads (each shape big enough for two): units split by rows (180×100×130),
- * by columns (24×800×120), with several K blocks (60×40×900), in chunks of K blocks (13×33×3001) */
+ * by columns (24×800×120), with several K blocks (60×40×900), in chunks of K blocks (13×33×3001),
+ * row blocks spanning every column, each packing its own A (1000×40×50) */
 VG_TEST(gemm_bf16_deterministic_across_threads) {
-    static const int shapes[][3] = { { 180, 100, 130 }, { 24, 800, 120 }, { 60, 40, 900 }, { 13, 33, 3001 } };
+    static const int shapes[][3] = { { 180, 100, 130 }, { 24, 800, 120 }, { 60, 40, 900 }, { 13, 33, 3001 }, { 1000, 40, 50 } };
     const int saved = omp_get_max_threads();
     for_backends()
-    for (int s = 0; s < 4; s++)
+    for (int s = 0; s < 5; s++)
         for (int t = 0; t < 4; t++) {
             const int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2], tA = t >> 1, tB = t & 1;
             float *A = rnd_alloc((long)M * K), *B = rnd_alloc((long)K * N);
