@@ -4,9 +4,13 @@
  *
  * Kernel (builds with AVX512_BF16): vdpbf16ps, which per FP32 lane adds two bf16 products, so the
  * operands are packed as *pairs*: two bf16 neighbours along k in one 32-bit word (k even in the low
- * half). Each operand is converted and packed once per call, whole:
+ * half). Each operand is converted and packed once per call:
  *   A (M×K) → MR-tall panels, panel[p·MR + r] = pair (A(r, 2p), A(r, 2p+1))
  *   B (K×N) → NR-wide panels, panel[p·NR + j] = pair (B(2p, j), B(2p+1, j))     (odd K: a zero pad)
+ * in vectors (16 rows × 16 pairs transposed in registers where k is contiguous; 48 rows per k pair
+ * where rows lie side by side). The packing is bound by memory, so packed data should not go out
+ * to memory and come back: where a unit of C spans all columns, its thread packs its own A rows
+ * just before use; a small C over a long K (dW) runs in chunks of K blocks that fit in L2.
  * The MR×NR = 12×32 tile lives in 24 zmm accumulators; per pair of k it takes two B loads, 12
  * broadcast A pairs and 24 vdpbf16ps. Loop nest over independent units of C (row block × column
  * block, handed out dynamically), K in blocks of KCP pairs outermost inside a unit (the B panel,
