@@ -166,18 +166,27 @@ static void micro_kernel(int kcp, const uint32_t *restrict a, const uint32_t *re
                     c##r##_0 = _mm512_dpbf16_ps(c##r##_0, x, b0);                               \
                     c##r##_1 = _mm512_dpbf16_ps(c##r##_1, x, b1); }
 #define ROW_STORE(r) if (r < mr) store_row(c + r * ldc, c##r##_0, c##r##_1, alpha, beta, bias, m0, m1);
+#define ROW_DP_HALF(r) c##r##_0 = _mm512_dpbf16_ps(c##r##_0, broadcast_pair(a + r), b0);
     ROWS(ROW_ZERO)
-    for (int p = 0; p < kcp; p++) {
-        const __m512bh b0 = load_pairs(b), b1 = load_pairs(b + 16);
-        ROWS(ROW_DP)
-        a += MR; b += NR;
-    }
+    if (nr <= 16)            /* a tile column at most half full (attention's 33×33 S): its half */
+        for (int p = 0; p < kcp; p++) {
+            const __m512bh b0 = load_pairs(b);
+            ROWS(ROW_DP_HALF)
+            a += MR; b += NR;
+        }
+    else
+        for (int p = 0; p < kcp; p++) {
+            const __m512bh b0 = load_pairs(b), b1 = load_pairs(b + 16);
+            ROWS(ROW_DP)
+            a += MR; b += NR;
+        }
     const __mmask16 m0 = (__mmask16)(nr >= 16 ? 0xffff : (1u << nr) - 1);
     const __mmask16 m1 = (__mmask16)(nr >= 32 ? 0xffff : nr > 16 ? (1u << (nr - 16)) - 1 : 0);
     ROWS(ROW_STORE)
 #undef ROWS
 #undef ROW_ZERO
 #undef ROW_DP
+#undef ROW_DP_HALF
 #undef ROW_STORE
 }
 
