@@ -52,29 +52,19 @@ static VG_ALWAYS_INLINE __m512i transpose_index(int round, int hi) {
     return r;
 }
 static VG_ALWAYS_INLINE void transpose16_epi32(__m512i r[16]) {
-#define SWAP(i, s, il, ih) { const __m512i a_ = r[i], c_ = r[i + s];                           \
-                             r[i] = _mm512_permutex2var_epi32(a_, il, c_);                       \
-                             r[i + s] = _mm512_permutex2var_epi32(a_, ih, c_); }
-    {
-        const __m512i il = transpose_index(0, 0), ih = transpose_index(0, 1);
-        SWAP(0, 1, il, ih) SWAP(2, 1, il, ih) SWAP(4, 1, il, ih) SWAP(6, 1, il, ih)
-        SWAP(8, 1, il, ih) SWAP(10, 1, il, ih) SWAP(12, 1, il, ih) SWAP(14, 1, il, ih)
-    }
-    {
-        const __m512i il = transpose_index(1, 0), ih = transpose_index(1, 1);
-        SWAP(0, 2, il, ih) SWAP(1, 2, il, ih) SWAP(4, 2, il, ih) SWAP(5, 2, il, ih)
-        SWAP(8, 2, il, ih) SWAP(9, 2, il, ih) SWAP(12, 2, il, ih) SWAP(13, 2, il, ih)
-    }
-    {
-        const __m512i il = transpose_index(2, 0), ih = transpose_index(2, 1);
-        SWAP(0, 4, il, ih) SWAP(1, 4, il, ih) SWAP(2, 4, il, ih) SWAP(3, 4, il, ih)
-        SWAP(8, 4, il, ih) SWAP(9, 4, il, ih) SWAP(10, 4, il, ih) SWAP(11, 4, il, ih)
-    }
-    {
-        const __m512i il = transpose_index(3, 0), ih = transpose_index(3, 1);
-        SWAP(0, 8, il, ih) SWAP(1, 8, il, ih) SWAP(2, 8, il, ih) SWAP(3, 8, il, ih)
-        SWAP(4, 8, il, ih) SWAP(5, 8, il, ih) SWAP(6, 8, il, ih) SWAP(7, 8, il, ih)
-    }
+#define SWAP(i, s) { const __m512i a_ = r[i], c_ = r[(i) + (s)];                                      \
+                     r[i] = _mm512_permutex2var_epi32(a_, il, c_);                                 \
+                     r[(i) + (s)] = _mm512_permutex2var_epi32(a_, ih, c_); }
+/* round k (s = 2^k): the rows i with bit k clear, in two runs of four */
+#define ROUND(k, i0, i1, i2, i3, i4, i5, i6, i7)                                                   \
+    { const __m512i il = transpose_index(k, 0), ih = transpose_index(k, 1);                        \
+      SWAP(i0, 1 << k) SWAP(i1, 1 << k) SWAP(i2, 1 << k) SWAP(i3, 1 << k)                          \
+      SWAP(i4, 1 << k) SWAP(i5, 1 << k) SWAP(i6, 1 << k) SWAP(i7, 1 << k) }
+    ROUND(0, 0, 2, 4, 6, 8, 10, 12, 14)
+    ROUND(1, 0, 1, 4, 5, 8, 9, 12, 13)
+    ROUND(2, 0, 1, 2, 3, 8, 9, 10, 11)
+    ROUND(3, 0, 1, 2, 3, 4, 5, 6, 7)
+#undef ROUND
 #undef SWAP
 }
 
