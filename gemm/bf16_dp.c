@@ -58,12 +58,12 @@ static VG_ALWAYS_INLINE void pack_panel(uint32_t *restrict dst, const float *src
                                         int rows, int K, int W) {
     const int kp = (K + 1) / 2;
     if (rs == 1) {                      /* each k's rows side by side: two rows → pairs, in order */
-        uint32_t tmp[16];
         for (int p = 0; p < kp; p++) {
             const float *lo = src + 2L * p * cs, *hi = 2 * p + 1 < K ? lo + cs : NULL;
             for (int r0 = 0; r0 < W; r0 += 16) {
-                pairs_across_rows(tmp, lo + r0, hi ? hi + r0 : NULL, rows - r0);
-                memcpy(dst + (long)p * W + r0, tmp, sizeof(uint32_t) * (size_t)(W - r0 < 16 ? W - r0 : 16));
+                const __mmask16 m = (__mmask16)(W - r0 >= 16 ? 0xffff : (1u << (W - r0)) - 1);
+                _mm512_mask_storeu_epi32(dst + (long)p * W + r0, m,
+                                         pairs_across_rows_v(lo + r0, hi ? hi + r0 : NULL, rows - r0));
             }
         }
         return;
@@ -277,9 +277,9 @@ static void gemm_dp_whole(const gemm_problem *p, int nt, int kcp_n) {
  * K blocks would: the same bits as one pass. */
 static void gemm_dp(const gemm_problem *p, int nt) {
     const int kp = (p->K + 1) / 2, kcp_n = balanced_block(kp, KCP, 1);
-    const long rows = round_up(p->M, MR) + round_up(p->N, NR);
-    if ((long)round_up(p->M, MR) * round_up(p->N, NR) * 4 <= (1L << 20) && kp >= 4 * kcp_n) {
-        const long fit = (512L << 10) / 4 / (rows * kcp_n);
+    const long mp = round_up(p->M, MR), np = round_up(p->N, NR);
+    if (mp * np * 4 <= (1L << 20) && kp >= 4 * kcp_n) {
+        const long fit = (512L << 10) / 4 / ((mp + np) * kcp_n);
         const int chunk = (fit > 1 ? (int)fit : 1) * kcp_n;
         for (int c0 = 0; c0 < kp; c0 += chunk) {
             gemm_problem s = *p;

@@ -20,10 +20,6 @@ static VG_ALWAYS_INLINE __m512i pairs_along_k_v(const float *s, int n) {
     memcpy(&w, &v, 64);
     return w;
 }
-static VG_ALWAYS_INLINE void pairs_along_k(uint32_t tmp[16], const float *s, int n) {
-    __m512i w = pairs_along_k_v(s, n);
-    memcpy(tmp, &w, 64);
-}
 /* 16 rows at k (lo) and k+1 (hi, or NULL: zeros), n of them present → 16 pairs (lo[r], hi[r]) */
 static const uint16_t interleave_idx[32] = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23,
                                             8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
@@ -32,10 +28,6 @@ static VG_ALWAYS_INLINE __m512i pairs_across_rows_v(const float *lo, const float
     __m512i w, idx;
     memcpy(&w, &v, 64); memcpy(&idx, interleave_idx, 64);
     return _mm512_permutexvar_epi16(idx, w);
-}
-static VG_ALWAYS_INLINE void pairs_across_rows(uint32_t tmp[16], const float *lo, const float *hi, int n) {
-    __m512i w = pairs_across_rows_v(lo, hi, n);
-    memcpy(tmp, &w, 64);
 }
 
 /* The transpose of 16 vectors of 16 dwords, in registers (lane j of r[i] ↔ lane i of r[j]): four
