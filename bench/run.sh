@@ -12,7 +12,9 @@
 # PRESETS (default "vit-tiny-cifar:4 vit-micro-cifar:6 vit-mnist:10 vit-tiny-in64:4": preset:timed
 # steps), ROUNDS (alternating rounds per row, default 2),
 # GEMM_REPS (rounds per GEMM row, default 3), GEMM_USE (the dnnl part times only the shapes whose
-# use contains it, e.g. "qkv forward"; default all), PEAK_RUNS (runs of each ceiling program per
+# use contains it, e.g. "qkv forward"; default all), GEMM_PRESETS (the bf16gemm part's shapes:
+# "tiny" vit-tiny-cifar's six, "micro" all twelve of vit-micro-cifar under make train's patch
+# dropout; default "tiny micro"), PEAK_RUNS (runs of each ceiling program per
 # measurement, default 5), PYTHON (default /usr/bin/python3), TRAIN (default ./train; e.g. an older
 # binary to compare). VG_BF16_GEMM, when set, picks vitgrad's bf16 backend for every part.
 #
@@ -50,6 +52,7 @@ PRESETS=${PRESETS:-vit-tiny-cifar:4 vit-micro-cifar:6 vit-mnist:10 vit-tiny-in64
 part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 GEMM_REPS=${GEMM_REPS:-3}
 GEMM_USE=${GEMM_USE:-}
+GEMM_PRESETS=${GEMM_PRESETS:-tiny micro}
 PEAK_RUNS=${PEAK_RUNS:-5}
 PYTHON=${PYTHON:-/usr/bin/python3}
 TRAIN=${TRAIN:-./train}
@@ -300,16 +303,18 @@ echo
 echo "## vitgrad's bf16 GEMM (vg_gemm_bf16) vs its FP32 GEMM: bench/bf16_gemm_probe.c, median of $GEMM_REPS rounds"
 echo
 if make --no-print-directory -s B="$B" "$B/bf16_gemm_probe" >&2; then
-    PROBE_OUT=$($PRIO "$B/bf16_gemm_probe" "$GEMM_REPS")
+    for GP in $GEMM_PRESETS; do
+    PROBE_OUT=$($PRIO "$B/bf16_gemm_probe" "$GEMM_REPS" "$GP")
     PROBE_KERNEL=$(echo "$PROBE_OUT" | sed -nE 's/^bf16 GEMM kernel: (.*); FP32: .*/\1/p')
     PROBE_FP32=$(echo "$PROBE_OUT" | sed -nE 's/^bf16 GEMM kernel: .*; FP32: (.*)/\1/p')
     PROBE_BACKEND=$(backend_of_kernel "$PROBE_KERNEL")
-    echo "vitgrad bf16 GEMM backend: $PROBE_BACKEND ($([ -n "${VG_BF16_GEMM:-}" ] && echo "VG_BF16_GEMM=$VG_BF16_GEMM" || echo auto)), kernel: $PROBE_KERNEL"
+    echo "vit-$GP-cifar's Linear products; vitgrad bf16 GEMM backend: $PROBE_BACKEND ($([ -n "${VG_BF16_GEMM:-}" ] && echo "VG_BF16_GEMM=$VG_BF16_GEMM" || echo auto)), kernel: $PROBE_KERNEL"
     echo "$PROBE_OUT"
     echo
     # | shape | op | use | thr | FP32 | bf16 | bf16 / FP32 |
     check_rows 4 5 fp32 "3,1,2" "FP32 GEMM" "$PROBE_FP32" <<< "$PROBE_OUT"
     check_rows 4 6 "$PROBE_BACKEND" "3,1,2" "bf16 GEMM ($PROBE_BACKEND)" "$PROBE_KERNEL" <<< "$PROBE_OUT"
+    done
 else
     echo "bf16gemm: skipped: $B/bf16_gemm_probe did not build (make $B/bf16_gemm_probe)"
 fi
