@@ -262,6 +262,7 @@ int main(int argc, char **argv) {
     int64_t per_epoch = vg_loader_batches_per_epoch(loader);
     if (per_epoch < 1) { fprintf(stderr, "train: %s: %d training images is less than one batch of %d\n", dir, train->n, lc.batch_size); return finish(1); }
     vg_lr_schedule sched = make_schedule(&o, per_epoch);
+    if (run_patch_drop_schedule(&o, per_epoch, sched.total_steps, err)) FAIL();
     int64_t total = sched.total_steps, unit = o.every_in_steps ? 1 : per_epoch;   /* --eval-every / --save-every unit */
 
     if (state_path[0] && o.resume) {
@@ -291,6 +292,7 @@ int main(int argc, char **argv) {
            (long long)per_epoch, lc.batch_size, accum, o.lr, (long long)sched.warmup_steps, omp_get_max_threads(),
            o.amp ? ", --amp: " : "", o.amp ? run_amp_describe() : "",
            (long long)o.eval_every, (long long)o.save_every, o.every_in_steps ? "steps" : "epochs");
+    if (o.patch_drop_until_step >= 0) printf("patch dropout %g until step %lld, then every patch\n", t->model.cfg.patch_drop_rate, (long long)o.patch_drop_until_step);
     double t_start = run_now_s(), t_log = t_start;
     int64_t last_saved = -1, log_n = 0, log_correct = 0, log_images = 0;
     double log_loss = 0;
@@ -360,9 +362,10 @@ int main(int argc, char **argv) {
     double wait = vg_loader_wait_seconds(loader), total_s = run_now_s() - t_start;
     printf("done: %lld steps in %.1f s; data-loader wait %.2f s (%.2f%% of the time); peak RSS %ld MiB\n",
            (long long)t->step, total_s, wait, total_s > 0 ? 100 * wait / total_s : 0.0, run_peak_rss_mib());
-    const double gflop = trainer_gflop_per_image(t);
-    printf("compute: %.1f TFLOP in total (%lld training images x %.4f GFLOP per image per step)\n",
-           (double)t->images * gflop / 1e3, (long long)t->images, gflop);
+    int64_t dropped; double g_drop, g_full, tflop = trainer_compute_tflop(t, &o, &dropped, &g_drop, &g_full);
+    printf("compute: %.1f TFLOP in total (%lld training images x %.4f GFLOP per image per step", tflop, (long long)dropped, g_drop);
+    if (t->images > dropped) printf(", then %lld x %.4f with every patch", (long long)(t->images - dropped), g_full);
+    printf(")\n");
     printf("weights: %s/model.safetensors%s\n", o.out, t->has_ema ? " (the weight average: model_ema.safetensors)" : "");
     return finish(0);
 }

@@ -18,7 +18,7 @@ typedef enum {
     F_REAL,        /* double in [lo, hi] */
     F_STR,         /* const char *, any value */
     F_CHOICE,      /* const char *, one of `choices` ("a|b|c") */
-    F_WARMUP,      /* N, Ns (steps) or Ne (epochs): double + run_unit */
+    F_LENGTH,      /* N, Ns (steps) or Ne (epochs): a double and the run_unit right after it */
 } flag_kind;
 
 typedef struct {
@@ -32,6 +32,9 @@ typedef struct {
 } flag_def;
 
 #define OPT(field) offsetof(options, field)
+_Static_assert(offsetof(options, warmup_unit) == offsetof(options, warmup) + sizeof(double) &&
+               offsetof(options, patch_drop_until_unit) == offsetof(options, patch_drop_until) + sizeof(double),
+               "F_LENGTH: a run_unit right after its double");
 #define IMAX ((double)(INT64_MAX / 4))
 static const flag_def flags[] = {
     {"data", "--dataset", "NAME", F_CHOICE, OPT(dataset), 0, 0, "cifar10|imagefolder|fashion-mnist/mnist",
@@ -89,6 +92,11 @@ static const flag_def flags[] = {
      "patch dropout (timm's patch_drop_rate): in training each image\n"
      "keeps a random max(1, floor(N*(1-P))) of its N patch tokens, so\n"
      "every block costs less; evaluation sees them all (default 0)"},
+    {NULL, "--patch-drop-until", "N[s|e]", F_LENGTH, OPT(patch_drop_until), 0, 1e12, NULL,
+     "patch dropout only up to epoch (step) N, then every patch for the\n"
+     "rest of the run: the model meets the token count it is evaluated\n"
+     "on before the end (FLIP's unmasked tuning); units as --warmup\n"
+     "(default: patch dropout to the end)"},
     {NULL, "--full-last-block", NULL, F_SWITCH, OPT(full_last_block), 0, 0, NULL,
      "compute every token in the last block, as timm does (with CLS\n"
      "pooling only the class token's output is read, so by default the\n"
@@ -100,7 +108,7 @@ static const flag_def flags[] = {
     {NULL, "--batch", "N", F_INT, OPT(batch), 1, 65536, NULL, "batch size (default 128)"},
     {NULL, "--lr", "X", F_REAL, OPT(lr), 0, 10, NULL, "peak learning rate (default 1e-3)"},
     {NULL, "--wd", "X", F_REAL, OPT(wd), 0, 10, NULL, "AdamW weight decay (default 0.05)"},
-    {NULL, "--warmup", "N[s|e]", F_WARMUP, OPT(warmup), 0, 1e12, NULL,
+    {NULL, "--warmup", "N[s|e]", F_LENGTH, OPT(warmup), 0, 1e12, NULL,
      "linear warmup, in epochs with --epochs, in steps with --steps;\n"
      "a suffix 's' or 'e' says which (default 10% of training)"},
     {NULL, "--min-lr", "X", F_REAL, OPT(min_lr), 0, 10, NULL, "cosine decays to this (default 1e-5)"},
@@ -267,11 +275,12 @@ static void set_flag(options *o, const flag_def *d, const char *v) {
         *(const char **)field = v;
         break;
     }
-    case F_WARMUP: {                 /* N, Ns (steps) or Ne (epochs) */
+    case F_LENGTH: {                 /* N, Ns (steps) or Ne (epochs) */
         char buf[64]; snprintf(buf, sizeof buf, "%s", v);
         size_t n = strlen(buf);
-        o->warmup_unit = UNIT_DEFAULT;
-        if (n && (buf[n - 1] == 's' || buf[n - 1] == 'e')) { o->warmup_unit = buf[n - 1] == 's' ? UNIT_STEPS : UNIT_EPOCHS; buf[n - 1] = 0; }
+        run_unit *unit = (run_unit *)((char *)field + sizeof(double));
+        *unit = UNIT_DEFAULT;
+        if (n && (buf[n - 1] == 's' || buf[n - 1] == 'e')) { *unit = buf[n - 1] == 's' ? UNIT_STEPS : UNIT_EPOCHS; buf[n - 1] = 0; }
         *(double *)field = parse_real(d->name, buf, d->lo, d->hi);
         break;
     }
@@ -321,7 +330,7 @@ options vg_options_parse(int argc, char **argv) {
     options o = {0};
     o.dataset = "cifar10"; o.out = "runs/last"; o.epochs = 30; o.batch = 128;
     o.lr = 1e-3; o.wd = 0.05; o.min_lr = 1e-5; o.label_smoothing = 0.1; o.clip = 1.0;
-    o.warmup = -1; o.eval_every = -1; o.save_every = -1; o.log_every = 50;   /* -1: by run length */
+    o.warmup = -1; o.patch_drop_until = -1; o.patch_drop_until_step = -1; o.eval_every = -1; o.save_every = -1; o.log_every = 50;   /* -1: by run length */
     o.mixup_prob = 1.0; o.mixup_switch_prob = 0.5; o.model_ema_decay = 0.9998; o.grad_accum_steps = 1;
     o.threads = 0; o.loader_threads = 1; o.bucket_mb = 2; o.comm_timeout = 300; o.interp_name = "bicubic"; o.aug = "auto";
     const char *bf16_gemm = getenv("VG_BF16_GEMM");
@@ -344,6 +353,8 @@ options vg_options_parse(int argc, char **argv) {
                  "exponent range, so no loss scaling); use --amp-dtype bfloat16");
     o.interp = !strcmp(o.interp_name, "bilinear") ? VG_INTERP_BILINEAR : VG_INTERP_BICUBIC;
     resolve_model(&o);
+    if (o.patch_drop_until >= 0 && !(o.vit.patch_drop_rate > 0))
+        bad_flag("--patch-drop-until", "needs --patch-drop P > 0 (there is no patch dropout to end)");
     if (o.min_lr > o.lr) bad_flag("--min-lr", "%g is above --lr %g", o.min_lr, o.lr);
     o.every_in_steps = o.steps > 0;
     if (!o.eval_batch) o.eval_batch = o.batch;

@@ -30,7 +30,10 @@ typedef struct {
     int batch;
     double lr, wd, min_lr, label_smoothing, clip;
     double warmup;               /* < 0: default (10% of training) */
-    run_unit warmup_unit;
+    run_unit warmup_unit;        /* (right after its double: the parser relies on it) */
+    double patch_drop_until;     /* --patch-drop-until: patch dropout up to here, then every patch; < 0: off */
+    run_unit patch_drop_until_unit;
+    int64_t patch_drop_until_step; /* the same in steps (run_patch_drop_schedule); -1: never */
     int64_t eval_every, save_every, log_every; bool every_in_steps;
     uint64_t seed;
     int threads, loader_threads;
@@ -167,6 +170,16 @@ int    trainer_bench(trainer *t, const options *o);  /* --bench N: time N steps 
 /* GFLOP one training image costs in a step (3 × the forward FLOPs the model performs, as --bench
  * prints); × images processed = the run's compute */
 double trainer_gflop_per_image(const trainer *t);
+/* --patch-drop-until in steps (o->patch_drop_until_step, -1 when off), from the epoch length;
+ * -1 and a message when it lies past the end of the run (total steps) */
+int    run_patch_drop_schedule(options *o, int64_t per_epoch, int64_t total, char *err);
+static inline bool run_patch_drop_ended(const options *o, int64_t step) {
+    return o->patch_drop_until_step >= 0 && step >= o->patch_drop_until_step;
+}
+/* the run's compute so far in TFLOP: *images_dropped images at *gflop_dropped GFLOP each (the
+ * model's patch dropout; all of them without --patch-drop-until), the rest at *gflop_full */
+double trainer_compute_tflop(const trainer *t, const options *o, int64_t *images_dropped, double *gflop_dropped,
+                             double *gflop_full);
 /* the generator dropout, drop-path and patch dropout draw from, as a run with this seed starts it
  * (./inspect augment replays it) */
 static inline vg_rng trainer_dropout_rng(uint64_t seed) { return vg_rng_seed(seed ^ 0x5eedd120u); }

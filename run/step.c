@@ -59,7 +59,7 @@ static vg_tensor *micro_loss(trainer *t, const options *o, real *x, const int32_
     return loss;
 }
 
-double trainer_step(trainer *t, const options *o, const vg_batch *b, double lr, int64_t *correct, double *gnorm) {
+static double step_body(trainer *t, const options *o, const vg_batch *b, double lr, int64_t *correct, double *gnorm) {
     vg_profile_step_begin();                        /* no-op unless --profile */
     const int A = o->grad_accum_steps > 1 ? o->grad_accum_steps : 1, B = b->n / A;
     const size_t img = (size_t)b->c * b->h * b->w;
@@ -108,7 +108,43 @@ double trainer_step(trainer *t, const options *o, const vg_batch *b, double lr, 
     return lv;
 }
 
+/* --patch-drop-until: from that step on every patch, for the step only (the model's configuration,
+ * which checkpoints record, keeps its rate) */
+double trainer_step(trainer *t, const options *o, const vg_batch *b, double lr, int64_t *correct, double *gnorm) {
+    const double rate = t->model.cfg.patch_drop_rate;
+    if (run_patch_drop_ended(o, t->step)) t->model.cfg.patch_drop_rate = 0;
+    const double loss = step_body(t, o, b, lr, correct, gnorm);
+    t->model.cfg.patch_drop_rate = rate;
+    return loss;
+}
+
 double trainer_gflop_per_image(const trainer *t) { return vg_vit_train_flops_done(&t->model) / 1e9; }
+
+int run_patch_drop_schedule(options *o, int64_t per_epoch, int64_t total, char *err) {
+    o->patch_drop_until_step = -1;
+    if (o->patch_drop_until < 0) return 0;
+    const bool epochs = o->patch_drop_until_unit == UNIT_EPOCHS || (o->patch_drop_until_unit == UNIT_DEFAULT && o->steps == 0);
+    const int64_t step = llround(epochs ? o->patch_drop_until * (double)per_epoch : o->patch_drop_until);
+    if (step > total) {
+        snprintf(err, RUN_ERRLEN, "--patch-drop-until %g%s is step %lld, past the end of the run (%lld steps)",
+                 o->patch_drop_until, epochs ? " epochs" : " steps", (long long)step, (long long)total);
+        return -1;
+    }
+    o->patch_drop_until_step = step;
+    return 0;
+}
+
+double trainer_compute_tflop(const trainer *t, const options *o, int64_t *images_dropped, double *gflop_dropped,
+                             double *gflop_full) {
+    vg_vit m = t->model;                                      /* a copy of the struct: its FLOP count only */
+    *gflop_dropped = vg_vit_train_flops_done(&m) / 1e9;
+    m.cfg.patch_drop_rate = 0;
+    *gflop_full = vg_vit_train_flops_done(&m) / 1e9;
+    /* every step trains the same number of images (the global batch) */
+    const int64_t until = o->patch_drop_until_step;
+    *images_dropped = until < 0 || t->step <= until ? t->images : t->step ? t->images / t->step * until : 0;
+    return ((double)*images_dropped * *gflop_dropped + (double)(t->images - *images_dropped) * *gflop_full) / 1e3;
+}
 
 int trainer_ema_init(trainer *t, char *err) {
     vg_rng unused = vg_rng_seed(0);

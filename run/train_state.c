@@ -69,7 +69,7 @@ int trainer_save_checkpoint(trainer *t, const options *o, const vg_lr_schedule *
         {"train.epochs", o->steps > 0 ? 0 : o->epochs}, {"train.steps", (double)o->steps},
         {"train.grad_accum_steps", o->grad_accum_steps}, {"train.mixup", o->mixup}, {"train.cutmix", o->cutmix},
         {"train.mixup_prob", o->mixup_prob}, {"train.mixup_switch_prob", o->mixup_switch_prob},
-        {"train.reprob", o->reprob}, {"train.model_ema_decay", o->model_ema ? o->model_ema_decay : 0},
+        {"train.reprob", o->reprob}, {"train.patch_drop_until_step", (double)o->patch_drop_until_step}, {"train.model_ema_decay", o->model_ema ? o->model_ema_decay : 0},
     };
     for (size_t k = 0; k < sizeof hyper / sizeof hyper[0]; k++) {
         snprintf(v, sizeof v, "%.17g", hyper[k].value);

@@ -315,6 +315,8 @@ VG_TEST(train_flag_errors_exit_2_naming_the_flag) {
         {"--grad-accum-steps 0", "--grad-accum-steps: 0 is out of range"},
         {"--drop-path 1", "--drop-path: 1 is out of range"},
         {"--patch-drop 1", "--patch-drop: 1 is out of range"},
+        {"--patch-drop-until 3", "--patch-drop-until: needs --patch-drop"},
+        {"--patch-drop 0.5 --patch-drop-until -1", "--patch-drop-until: -1 is out of range"},
     };
     char out[16384], cmd[512];                          /* --help is over 4 KiB */
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -450,11 +452,11 @@ VG_TEST(train_grad_accum_equals_the_larger_batch) {
     CHECK(max_rel_diff(a, b) > 1e-3);
 }
 
-/* Every regulariser on (RandAugment, erasing, Mixup/CutMix, drop-path, patch dropout, EMA,
- * accumulation): the
+/* Every regulariser on (RandAugment, erasing, Mixup/CutMix, drop-path, patch dropout that ends at
+ * step 22, inside the resumed part, EMA, accumulation): the
  * run is the same for any loader-thread count, and a resumed run is bit-exact, EMA included;
  * the EMA file loads with --init; the compute count continues across the resume. */
-#define ALL_REG " --depth 2 --drop-path 0.2 --patch-drop 0.25 --aa rand-m9-mstd0.5-inc1 --reprob 0.3 --mixup 0.8 --cutmix 1.0" \
+#define ALL_REG " --depth 2 --drop-path 0.2 --patch-drop 0.25 --patch-drop-until 22s --aa rand-m9-mstd0.5-inc1 --reprob 0.3 --mixup 0.8 --cutmix 1.0" \
                 " --model-ema --model-ema-decay 0.9 --batch 8 --grad-accum-steps 2 --smoothing 0.1"
 VG_TEST(train_resume_is_bit_exact_with_every_regulariser) {
     const char *root = tmp_dir();
@@ -466,14 +468,15 @@ VG_TEST(train_resume_is_bit_exact_with_every_regulariser) {
      * images counted; 20 steps per epoch, so the resume at 21 is in the second epoch */
     CHECK_MSG(strstr(out, "save every 3 steps"), "%s", out);
     CHECK_MSG(strstr(out, "EMA weights: test loss"), "%s", out);
-    CHECK(strstr(out, "(384 training images x "));
+    CHECK_MSG(strstr(out, "(352 training images x ") && strstr(out, "then 32 x "), "%s", out);
     snprintf(cmd, sizeof cmd, TINY ALL_REG " --loader-threads 3 --data %s/cifar --steps 24 --out %s/reg_threads", root, root);
     REQUIRE(run(cmd, out, sizeof out) == 0);
     snprintf(cmd, sizeof cmd, TINY ALL_REG " --data %s/cifar --steps 24 --stop-at 21 --out %s/reg_resumed", root, root);
     REQUIRE(run(cmd, out, sizeof out) == 0);
     snprintf(cmd, sizeof cmd, TINY ALL_REG " --data %s/cifar --steps 24 --resume %s/reg_resumed --out %s/reg_resumed", root, root, root);
     int rc = run(cmd, out, sizeof out);
-    CHECK_MSG(rc == 0 && strstr(out, "at step 21") && strstr(out, "(384 training images x "), "resume: exit %d: %s", rc, out);
+    CHECK_MSG(rc == 0 && strstr(out, "at step 21") && strstr(out, "(352 training images x ") && strstr(out, "then 32 x "),
+              "resume: exit %d: %s", rc, out);
     const char *files[2] = {"model.safetensors", "model_ema.safetensors"};
     for (int k = 0; k < 2; k++) {
         snprintf(a, sizeof a, "%s/reg_straight/%s", root, files[k]);
@@ -494,6 +497,38 @@ VG_TEST(train_resume_is_bit_exact_with_every_regulariser) {
     snprintf(cmd, sizeof cmd, TINY " --depth 2 --data %s/cifar --init %s/reg_straight/model_ema.safetensors --eval-only", root, root);
     rc = run(cmd, out, sizeof out);
     CHECK_MSG(rc == 0 && strstr(out, "test top-1:"), "--init model_ema: exit %d: %s", rc, out);
+}
+
+/* --patch-drop-until: patch dropout for the first steps only (in epochs by default with --epochs,
+ * in steps with --steps or a suffix); the compute line counts the two parts at their own cost; the
+ * run differs from one with patch dropout to the end and from one without; a switch past the end
+ * of the run is refused naming the flag */
+VG_TEST(train_patch_dropout_can_end_before_the_run) {
+    const char *root = tmp_dir();
+    REQUIRE(root);
+    char cmd[2048], out[8192], a[512], b[512];
+    const char *runs[3][2] = { { "until", " --patch-drop 0.5 --patch-drop-until 3s" }, { "always", " --patch-drop 0.5" },
+                               { "never", "" } };
+    for (int r = 0; r < 3; r++) {
+        snprintf(cmd, sizeof cmd, TINY "%s --data %s/cifar --steps 6 --save-every 0 --out %s/pd_%s", runs[r][1], root, root, runs[r][0]);
+        REQUIRE(run(cmd, out, sizeof out) == 0);
+        if (r == 0) {
+            double g1 = 0, g2 = 0;
+            const char *c = strstr(out, "compute: ");
+            CHECK_MSG(strstr(out, "patch dropout 0.5 until step 3, then every patch"), "%s", out);
+            CHECK_MSG(c && sscanf(c, "compute: %*f TFLOP in total (96 training images x %lf GFLOP per image per step, then 96 x %lf",
+                                  &g1, &g2) == 2 && g2 > g1, "%s", out);
+        }
+    }
+    snprintf(a, sizeof a, "%s/pd_until/model.safetensors", root);
+    for (int r = 1; r < 3; r++) {
+        snprintf(b, sizeof b, "%s/pd_%s/model.safetensors", root, runs[r][0]);
+        CHECK_MSG(!vg_test_same_bytes(a, b), "ending patch dropout at step 3 trained the same weights as '%s'", runs[r][0]);
+    }
+    snprintf(cmd, sizeof cmd, TINY " --patch-drop 0.5 --patch-drop-until 2e --data %s/cifar --steps 6 --out %s/pd_past", root, root);
+    int rc = run(cmd, out, sizeof out);
+    CHECK_MSG(rc == 1 && strstr(out, "--patch-drop-until 2 epochs is step") && strstr(out, "past the end of the run (6 steps)"),
+              "exit %d: %s", rc, out);
 }
 
 VG_TEST(train_nan_loss_stops_and_keeps_the_last_checkpoint) {
