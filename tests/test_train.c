@@ -531,6 +531,23 @@ VG_TEST(train_patch_dropout_can_end_before_the_run) {
               "exit %d: %s", rc, out);
 }
 
+/* --model-ema only watches: the model trains to the same bits with and without it (so a run with
+ * it is also the run without it, and its EMA row is free) */
+VG_TEST(train_model_ema_leaves_the_training_unchanged) {
+    const char *root = tmp_dir();
+    REQUIRE(root);
+    char cmd[2048], out[8192], a[512], b[512];
+    for (int e = 0; e < 2; e++) {
+        snprintf(cmd, sizeof cmd, TINY " --patch-drop 0.5 --drop-path 0.1 --data %s/cifar --steps 6 --eval-every 3 --out %s/ema%d%s",
+                 root, root, e, e ? " --model-ema --model-ema-decay 0.9" : "");
+        REQUIRE(run(cmd, out, sizeof out) == 0);
+    }
+    CHECK_MSG(strstr(out, "EMA weights: test loss"), "%s", out);
+    snprintf(a, sizeof a, "%s/ema0/model.safetensors", root);
+    snprintf(b, sizeof b, "%s/ema1/model.safetensors", root);
+    CHECK_MSG(vg_test_same_bytes(a, b), "the model's weights differ with --model-ema");
+}
+
 VG_TEST(train_nan_loss_stops_and_keeps_the_last_checkpoint) {
     const char *root = tmp_dir();
     REQUIRE(root);
