@@ -160,10 +160,8 @@ static vg_dataset *open_test_split(const options *o, const char *dir, char *err)
 /* the length of the run in steps and its lr schedule; --warmup counts epochs when training by
  * --epochs, steps with --steps, unless a suffix says */
 static vg_lr_schedule make_schedule(const options *o, int64_t per_epoch) {
-    int64_t total = o->steps > 0 ? o->steps : per_epoch * o->epochs, warmup;
-    bool warmup_epochs = o->warmup_unit == UNIT_EPOCHS || (o->warmup_unit == UNIT_DEFAULT && o->steps == 0);
-    if (o->warmup < 0) warmup = total / 10;
-    else warmup = (int64_t)llround(warmup_epochs ? o->warmup * (double)per_epoch : o->warmup);
+    int64_t total = o->steps > 0 ? o->steps : per_epoch * o->epochs;
+    int64_t warmup = o->warmup < 0 ? total / 10 : run_length_steps(o->warmup, o->warmup_unit, o, per_epoch);
     return (vg_lr_schedule){o->lr, o->min_lr, warmup, total};
 }
 

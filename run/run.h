@@ -14,6 +14,7 @@
 #include "optim/optim.h"
 #include "tensor/safetensors.h"
 #include "vit/vit.h"
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -170,6 +171,14 @@ int    trainer_bench(trainer *t, const options *o);  /* --bench N: time N steps 
 /* GFLOP one training image costs in a step (3 × the forward FLOPs the model performs, as --bench
  * prints); × images processed = the run's compute */
 double trainer_gflop_per_image(const trainer *t);
+/* A length given as N, Ns or Ne (--warmup, --patch-drop-until): in epochs when its suffix says so,
+ * or without a suffix on an --epochs run; in steps otherwise */
+static inline bool run_counts_epochs(run_unit u, const options *o) {
+    return u == UNIT_EPOCHS || (u == UNIT_DEFAULT && o->steps == 0);
+}
+static inline int64_t run_length_steps(double n, run_unit u, const options *o, int64_t per_epoch) {
+    return llround(run_counts_epochs(u, o) ? n * (double)per_epoch : n);
+}
 /* --patch-drop-until in steps (o->patch_drop_until_step, -1 when off), from the epoch length;
  * -1 and a message when it lies past the end of the run (total steps) */
 int    run_patch_drop_schedule(options *o, int64_t per_epoch, int64_t total, char *err);

@@ -123,8 +123,8 @@ double trainer_gflop_per_image(const trainer *t) { return vg_vit_train_flops_don
 int run_patch_drop_schedule(options *o, int64_t per_epoch, int64_t total, char *err) {
     o->patch_drop_until_step = -1;
     if (o->patch_drop_until < 0) return 0;
-    const bool epochs = o->patch_drop_until_unit == UNIT_EPOCHS || (o->patch_drop_until_unit == UNIT_DEFAULT && o->steps == 0);
-    const int64_t step = llround(epochs ? o->patch_drop_until * (double)per_epoch : o->patch_drop_until);
+    const bool epochs = run_counts_epochs(o->patch_drop_until_unit, o);
+    const int64_t step = run_length_steps(o->patch_drop_until, o->patch_drop_until_unit, o, per_epoch);
     if (step > total) {
         snprintf(err, RUN_ERRLEN, "--patch-drop-until %g%s is step %lld, past the end of the run (%lld steps)",
                  o->patch_drop_until, epochs ? " epochs" : " steps", (long long)step, (long long)total);
