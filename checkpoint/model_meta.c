@@ -20,6 +20,10 @@ int vg_vit_config_to_meta(const vg_vit_config *c, vg_st_writer *w, char *err, si
     META_D("drop_path_rate", c->drop_path_rate);
     if (c->patch_drop_rate > 0) META_D("patch_drop_rate", c->patch_drop_rate);
     if (c->patch_overlap > 0) META_I("patch_overlap", c->patch_overlap);
+    if (vg_vit_stem_depth(c)) {
+        vg_vit_stem_str(c, v, sizeof v);
+        rc |= vg_st_writer_meta(w, "model.conv_stem", v, err, errlen);
+    }
     rc |= vg_st_writer_meta(w, "model.pool", c->pool == VG_VIT_POOL_MEAN ? "mean" : "cls", err, errlen);
     rc |= vg_st_writer_meta(w, "model.pos_embed", c->pos_embed == VG_VIT_POS_SINCOS2D ? "sincos2d" : "learned", err, errlen);
     META_D("norm_eps", c->norm_eps);
@@ -56,6 +60,16 @@ static int meta_double(const vg_st_file *f, const char *key, double *out, const 
         return -1;
     }
     *out = x;
+    return 0;
+}
+/* "model.conv_stem": the stem's channels, "C1,C2,…" (vg_vit_parse_stem) */
+static int meta_stem(const vg_st_file *f, vg_vit_config *c, const char *path, char *err, size_t errlen) {
+    const char *v = vg_st_meta(f, "model.conv_stem");
+    if (!v) return 0;
+    if (!vg_vit_parse_stem(v, c)) {
+        snprintf(err, errlen, "%s: metadata model.conv_stem = \"%.40s\": %.200s", path, v, vg_error());
+        return -1;
+    }
     return 0;
 }
 /* "model.<key>" as one of two names (index 0 or 1) */
@@ -113,6 +127,7 @@ int vg_vit_config_from_meta(const vg_st_file *f, vg_vit_config *c, const char *p
         meta_double(f, "model.drop_path_rate", &c->drop_path_rate, path, err, errlen) ||
         meta_double(f, "model.patch_drop_rate", &c->patch_drop_rate, path, err, errlen) ||
         meta_int(f, "model.patch_overlap", &c->patch_overlap, path, err, errlen) ||
+        meta_stem(f, c, path, err, errlen) ||
         meta_choice(f, "model.pool", "cls", "mean", &pool, path, err, errlen) ||
         meta_choice(f, "model.pos_embed", "learned", "sincos2d", &pos, path, err, errlen) ||
         meta_int(f, "model.class_token", &class_token, path, err, errlen) ||
@@ -366,6 +381,14 @@ int vg_vit_config_diff(const vg_st_file *f, const vg_vit_config *c, char *out, s
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         if (fields[i].a == fields[i].b) continue;
         int w = snprintf(out + len, n - len, "%s%s %g (this run: %g)", k ? ", " : "", fields[i].name, fields[i].a, fields[i].b);
+        if (w > 0 && (size_t)w < n - len) len += (size_t)w;
+        k++;
+    }
+    char a[64], b[64];
+    vg_vit_stem_str(&saved, a, sizeof a);
+    vg_vit_stem_str(c, b, sizeof b);
+    if (strcmp(a, b)) {
+        int w = snprintf(out + len, n - len, "%sconv_stem %s (this run: %s)", k ? ", " : "", a, b);
         if (w > 0 && (size_t)w < n - len) len += (size_t)w;
         k++;
     }

@@ -89,7 +89,7 @@ static int fit_patch_embed(trainer *t, const vg_st_file *f, const char *path, vg
     const vg_st_tensor *pw = vg_st_find(f, "patch_embed.proj.weight");
     vg_tensor *w = t->model.patch_embed.weight;                        /* (D, C, P, P) */
     if (!pw || pw->ndim != 4 || pw->shape[2] != pw->shape[3] || pw->shape[2] == w->shape[2]) return 0;
-    if (t->model.cfg.patch_overlap) return 0;          /* an overlapping kernel is not a resized patch */
+    if (t->model.cfg.patch_overlap || vg_vit_stem_depth(&t->model.cfg)) return 0;   /* not a resized patch */
     if (pw->shape[0] != w->shape[0] || pw->shape[1] != w->shape[1]) return 0;   /* vg_params_load names it */
     const int p = (int)pw->shape[2], P = (int)w->shape[2];
     char e2[ERRLEN];

@@ -84,6 +84,11 @@ static const flag_def flags[] = {
      "overlapping patch embedding: the patch conv's kernel reaches N pixels\n"
      "into each neighbour (kernel patch+2N, stride patch, padding N); the\n"
      "token grid is unchanged; not a timm layout (default 0)"},
+    {NULL, "--conv-stem", "C1[,C2..]", F_STR, OPT(ov.conv_stem), 0, 0, NULL,
+     "a convolutional stem before the patch conv: per channel count one\n"
+     "3x3 conv, stride 2, padding 1, then ReLU; the patch conv then has\n"
+     "kernel and stride patch/2^layers (plus --patch-overlap); the token\n"
+     "grid is unchanged; not a timm layout (default none)"},
     {NULL, "--num-classes", "N", F_STR, OPT(ov.num_classes), 0, 0, NULL,
      "classes of the head (timm's name; default: the data's: class folders\n"
      "of an image folder, 10 for CIFAR-10 and Fashion-MNIST). --init from\n"
@@ -312,6 +317,7 @@ void vg_options_apply_model_flags(const options *o, vg_vit_config *c) {
     if (o->ov.drop_path) c->drop_path_rate = parse_real("--drop-path", o->ov.drop_path, 0, 0.99);
     if (o->ov.patch_drop) c->patch_drop_rate = parse_real("--patch-drop", o->ov.patch_drop, 0, 0.99);
     if (o->ov.patch_overlap) c->patch_overlap = (int)parse_int("--patch-overlap", o->ov.patch_overlap, 0, 64);
+    if (o->ov.conv_stem && !vg_vit_parse_stem(o->ov.conv_stem, c)) bad_flag("--conv-stem", "%s", vg_error());
     if (o->ov.num_classes) c->num_classes = (int)parse_int("--num-classes", o->ov.num_classes, 1, 1 << 20);
     if (o->ov.pool) {
         if (!strcmp(o->ov.pool, "cls")) c->pool = VG_VIT_POOL_CLS;

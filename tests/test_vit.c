@@ -282,7 +282,8 @@ static double compare(const char *what, const vg_tensor *got, const vg_st_file *
     return rel;
 }
 
-static void parity_variant(const char *variant, vg_vit_pool pool, vg_vit_posembed pos, int overlap) {
+static void parity_variant_stem(const char *variant, vg_vit_pool pool, vg_vit_posembed pos, int overlap,
+                                const char *stem) {
     char err[256];
     vg_st_file *f = vg_st_open(VIT_REF, err, sizeof err);
     if (!f) { vg_test_skip(err); return; }
@@ -290,6 +291,7 @@ static void parity_variant(const char *variant, vg_vit_pool pool, vg_vit_posembe
     cfg.img_size = 16; cfg.patch_size = 4; cfg.in_chans = 3; cfg.num_classes = 10;
     cfg.embed_dim = 32; cfg.depth = 2; cfg.num_heads = 2; cfg.pool = pool; cfg.pos_embed = pos;
     cfg.patch_overlap = overlap;
+    if (stem && !vg_vit_parse_stem(stem, &cfg)) vg_test_fail(__FILE__, __LINE__, "stem: %s", vg_error());
     vg_rng rng = vg_rng_seed(0);
     vg_vit m;
     if (!vg_vit_init(&m, &cfg, &rng)) { vg_test_fail(__FILE__, __LINE__, "init: %s", vg_error()); vg_st_close(f); return; }
@@ -300,9 +302,9 @@ static void parity_variant(const char *variant, vg_vit_pool pool, vg_vit_posembe
     for (int i = 0; i < st.n; i++) {
         const char *key = st.items[i].name;
         if (pos == VG_VIT_POS_SINCOS2D && !strcmp(key, "pos_embed")) continue;
-        char okey[160];                                /* the overlapping kernel has a key of its own */
+        char okey[160];                 /* the overlapping or stem-fed kernel has a key of its own */
         snprintf(okey, sizeof okey, "%s.%s", key, variant);
-        if (overlap && !strcmp(key, "patch_embed.proj.weight")) key = okey;
+        if ((overlap || stem) && !strcmp(key, "patch_embed.proj.weight")) key = okey;
         if (!load_tensor(f, key, st.items[i].tensor, err, sizeof err)) vg_test_fail(__FILE__, __LINE__, "%s", err);
     }
     double worst = 0;
@@ -356,11 +358,19 @@ static void parity_variant(const char *variant, vg_vit_pool pool, vg_vit_posembe
     vg_arena_reset();
 }
 
+static void parity_variant(const char *variant, vg_vit_pool pool, vg_vit_posembed pos, int overlap) {
+    parity_variant_stem(variant, pool, pos, overlap, NULL);
+}
+
 VG_TEST(vit_pytorch_parity_cls) { parity_variant("cls", VG_VIT_POOL_CLS, VG_VIT_POS_LEARNED, 0); }
 VG_TEST(vit_pytorch_parity_mean) { parity_variant("mean", VG_VIT_POOL_MEAN, VG_VIT_POS_LEARNED, 0); }
 VG_TEST(vit_pytorch_parity_sincos) { parity_variant("sincos", VG_VIT_POOL_CLS, VG_VIT_POS_SINCOS2D, 0); }
 /* the overlapping patch embedding: nn.Conv2d(kernel 6, stride 4, padding 1) */
 VG_TEST(vit_pytorch_parity_overlap) { parity_variant("overlap", VG_VIT_POOL_MEAN, VG_VIT_POS_SINCOS2D, 1); }
+/* the conv stem: two [Conv2d(3x3, stride 2, padding 1), ReLU] (8, 16 channels), then a 1x1 patch conv */
+VG_TEST(vit_pytorch_parity_conv_stem) {
+    parity_variant_stem("stem", VG_VIT_POOL_MEAN, VG_VIT_POS_SINCOS2D, 0, "8,16");
+}
 
 /* ------------------------------------------------------------------ position embeddings */
 VG_TEST(vit_sincos_table_matches_mae) {

@@ -35,6 +35,7 @@ typedef struct {
     double patch_drop;                      /* > 0: train mode, fixed kept patches */
     bool no_cls; int reg; bool no_embed_class, fc_norm; double init_values; bool no_head;   /* layout */
     int overlap;                            /* patch_overlap: kernel P + 2·overlap */
+    int stem[2];                            /* conv_stem channels (0: none) */
     vg_vit model;
     bool ready;
     int n;                                  /* trainable slots */
@@ -53,6 +54,7 @@ static void vit_prepare(vg_tensor **inputs, void *vctx) {
     cfg.patch_drop_rate = c->patch_drop;
     cfg.class_token = !c->no_cls; cfg.reg_tokens = c->reg; cfg.no_embed_class = c->no_embed_class;
     cfg.fc_norm = c->fc_norm; cfg.init_values = c->init_values; cfg.patch_overlap = c->overlap;
+    cfg.conv_stem[0] = c->stem[0]; cfg.conv_stem[1] = c->stem[1];
     if (c->no_head) cfg.num_classes = 0;
     vg_rng rng = vg_rng_seed(7);
     if (!vg_vit_init(&c->model, &cfg, &rng)) return;
@@ -132,6 +134,21 @@ static vit_gc ctx_overlap = {VG_VIT_POOL_MEAN, VG_VIT_POS_SINCOS2D, .overlap = 1
 GC_REGISTER(vit_overlap, {"vit", "mean, sincos, patch overlap 1", f_vit, &ctx_overlap, 2,
                           {GC_IN(GC_B, GC_C, GC_IMG, GC_IMG),
                            GC_IN_RANGE(-0.5, 0.5, GC_VIT_NPARAMS(0) + GC_D * GC_C * (36 - GC_P * GC_P))}, vit_prepare})
+
+/* the conv stem: 8×8 → 3×3 conv /2 + ReLU → 4×4×4 → 3×3 conv /2 + ReLU → 2×2×6 → 1×1 patch conv
+ * (6 → D); and one stem layer (4×4×4) under a 2×2 patch conv at stride 2 with overlap 1 (kernel
+ * 4, padding 1). In place of the D·C·16 patch weights: the stem (4·3·9 + 4, 6·4·9 + 6) and the
+ * patch conv's D·6·1, resp. D·4·16 */
+static vit_gc ctx_stem = {VG_VIT_POOL_MEAN, VG_VIT_POS_SINCOS2D, .stem = {4, 6}};
+static vit_gc ctx_stem_overlap = {VG_VIT_POOL_CLS, VG_VIT_POS_LEARNED, .overlap = 1, .stem = {4}};
+GC_REGISTER(vit_stem, {"vit", "mean, sincos, conv stem 4,6", f_vit, &ctx_stem, 2,
+                       {GC_IN(GC_B, GC_C, GC_IMG, GC_IMG),
+                        GC_IN_RANGE(-0.5, 0.5, GC_VIT_NPARAMS(0) - GC_D * GC_C * GC_P * GC_P + (4 * 3 * 9 + 4)
+                                                   + (6 * 4 * 9 + 6) + GC_D * 6)}, vit_prepare})
+GC_REGISTER(vit_stem_overlap, {"vit", "cls, conv stem 4, overlap 1", f_vit, &ctx_stem_overlap, 2,
+                               {GC_IN(GC_B, GC_C, GC_IMG, GC_IMG),
+                                GC_IN_RANGE(-0.5, 0.5, GC_VIT_NPARAMS(1) - GC_D * GC_C * GC_P * GC_P
+                                                           + (4 * 3 * 9 + 4) + GC_D * 4 * 16)}, vit_prepare})
 
 /* vg_patchify: a pure view chain (reshape → permute → reshape), checked on its own */
 static vg_tensor *f_patchify(vg_tensor *const *in, void *ctx) { (void)ctx; return vg_patchify(in[0], 2); }

@@ -5,8 +5,13 @@
 
 /* per image; T tokens enter the blocks: S + N (S prefix tokens), or S + K in training with patch dropout */
 static double patch_flops(const vg_vit_config *c) {
-    double k = c->patch_size + 2 * c->patch_overlap;        /* the conv's kernel */
-    return 2.0 * vg_vit_num_patches(c) * c->embed_dim * c->in_chans * k * k;
+    double f = 0, in = c->in_chans, side = c->img_size;
+    for (int i = 0; i < vg_vit_stem_depth(c); in = c->conv_stem[i++]) {   /* 3×3 stride 2: side/2 */
+        side /= 2;
+        f += 2.0 * side * side * c->conv_stem[i] * in * 9;
+    }
+    double k = vg_vit_patch_stride(c) + 2 * c->patch_overlap;  /* the patch conv's kernel */
+    return f + 2.0 * vg_vit_num_patches(c) * c->embed_dim * in * k * k;
 }
 static double block_flops(const vg_vit_config *c, double T) {
     double D = c->embed_dim, H = vg_vit_hidden_dim(c);
@@ -73,11 +78,22 @@ bool vg_vit_trace(vg_vit *m, int batch, FILE *f) {
     fprintf(f, "  %-26s %-22s %12s %14s\n", "stage", "output shape", "params", "FLOPs (fwd)");
     row(f, "input", img, 0, 0);
 
-    vg_tensor *x = vg_conv2d_fn(img, m->patch_embed.weight, m->patch_embed.bias, P, 0);
-    int64_t np = numel_or0(m->patch_embed.weight) + numel_or0(m->patch_embed.bias);
+    vg_tensor *x = img;
     char label[64];
-    snprintf(label, sizeof label, "patch_embed (conv %dx%d/%d)", P, P, P);
-    row(f, label, x, np, B * patch_flops(c)); total += np; total_flops += B * patch_flops(c);
+    double stem_flops = 0;
+    for (int i = 0; i < vg_vit_stem_depth(c); i++) {
+        x = vg_relu(vg_conv2d_fn(x, m->stem[i].weight, m->stem[i].bias, 2, 1));
+        const int64_t n = numel_or0(m->stem[i].weight) + numel_or0(m->stem[i].bias);
+        const double fl = x ? 2.0 * B * x->shape[1] * x->shape[2] * x->shape[3] * m->stem[i].weight->shape[1] * 9 : 0;
+        snprintf(label, sizeof label, "stem.%d (conv 3x3/2, ReLU)", i);
+        row(f, label, x, n, fl); total += n; total_flops += fl; stem_flops += fl;
+    }
+    const int ps = vg_vit_patch_stride(c), kern = ps + 2 * c->patch_overlap;
+    x = vg_conv2d_fn(x, m->patch_embed.weight, m->patch_embed.bias, ps, c->patch_overlap);
+    int64_t np = numel_or0(m->patch_embed.weight) + numel_or0(m->patch_embed.bias);
+    snprintf(label, sizeof label, "patch_embed (conv %dx%d/%d)", kern, kern, ps);
+    const double pf = B * patch_flops(c) - stem_flops;
+    row(f, label, x, np, pf); total += np; total_flops += pf;
 
     x = vg_transpose(vg_flatten(x, 2, 3), 1, 2);
     row(f, "token sequence", x, 0, 0);

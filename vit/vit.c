@@ -2,6 +2,7 @@
  * The forward is written out with functional ops so the whole model reads in one screen. */
 #include "vit.h"
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,49 @@ double vg_vit_drop_path_at(const vg_vit_config *c, int i) {
 int vg_vit_num_patches(const vg_vit_config *c) {
     int g = c->img_size / c->patch_size;
     return g * g;
+}
+int vg_vit_stem_depth(const vg_vit_config *c) {
+    int n = 0;
+    while (n < VG_VIT_MAX_STEM && c->conv_stem[n] > 0) n++;
+    return n;
+}
+int vg_vit_patch_stride(const vg_vit_config *c) { return c->patch_size >> vg_vit_stem_depth(c); }
+void vg_vit_stem_str(const vg_vit_config *c, char *out, size_t n) {
+    size_t len = 0;
+    if (n) out[0] = 0;
+    for (int i = 0; i < vg_vit_stem_depth(c); i++) {
+        int w = snprintf(out + len, n - len, "%s%d", i ? "," : "", c->conv_stem[i]);
+        if (w < 0 || (size_t)w >= n - len) return;
+        len += (size_t)w;
+    }
+    if (!len) snprintf(out, n, "none");
+}
+bool vg_vit_parse_stem(const char *s, vg_vit_config *c) {
+    int ch[VG_VIT_MAX_STEM] = {0}, n = 0;
+    if (*s && strcmp(s, "none")) {
+        for (const char *p = s;;) {
+            char *end;
+            long x = strtol(p, &end, 10);
+            if (end == p || x < 1 || x > 4096 || (*end && *end != ',')) {
+                vg_set_error("conv stem \"%s\": expected channel counts 1..4096 separated by commas, e.g. 32,64", s);
+                return false;
+            }
+            if (n == VG_VIT_MAX_STEM) {
+                vg_set_error("conv stem \"%s\": at most %d layers", s, VG_VIT_MAX_STEM);
+                return false;
+            }
+            ch[n++] = (int)x;
+            if (!*end) break;
+            p = end + 1;
+        }
+    }
+    memcpy(c->conv_stem, ch, sizeof ch);
+    return true;
+}
+/* the input channels of the patch conv: the image's, or the stem's last layer's */
+static int patch_in_chans(const vg_vit_config *c) {
+    const int n = vg_vit_stem_depth(c);
+    return n ? c->conv_stem[n - 1] : c->in_chans;
 }
 int vg_vit_num_prefix_tokens(const vg_vit_config *c) { return (c->class_token ? 1 : 0) + c->reg_tokens; }
 int vg_vit_pos_prefix_rows(const vg_vit_config *c) { return c->no_embed_class ? 0 : vg_vit_num_prefix_tokens(c); }
@@ -49,6 +93,17 @@ bool vg_vit_config_check(const vg_vit_config *c) {
     }
     if (c->patch_overlap < 0 || c->patch_overlap > 64) {
         vg_set_error("vit: patch_overlap %d is not in [0, 64]", c->patch_overlap);
+        return false;
+    }
+    const int n_stem = vg_vit_stem_depth(c);
+    for (int i = 0; i < VG_VIT_MAX_STEM; i++)
+        if (c->conv_stem[i] < 0 || c->conv_stem[i] > 4096 || (i >= n_stem && c->conv_stem[i])) {
+            vg_set_error("vit: conv_stem layer %d has %d channels (1..4096, a 0 ends the list)", i, c->conv_stem[i]);
+            return false;
+        }
+    if (n_stem && c->patch_size % (1 << n_stem)) {
+        vg_set_error("vit: a conv stem of %d stride-2 layers needs a patch size divisible by %d (got %d)",
+                     n_stem, 1 << n_stem, c->patch_size);
         return false;
     }
     if (c->img_size % c->patch_size) {
@@ -93,8 +148,10 @@ bool vg_vit_config_check(const vg_vit_config *c) {
 
 int64_t vg_vit_param_count(const vg_vit_config *c) {
     int64_t D = c->embed_dim, H = vg_vit_hidden_dim(c), N = vg_vit_num_patches(c);
-    int64_t k = c->patch_size + 2 * c->patch_overlap;        /* the patch conv's kernel */
-    int64_t patch = D * c->in_chans * k * k + D;
+    int64_t k = vg_vit_patch_stride(c) + 2 * c->patch_overlap;   /* the patch conv's kernel */
+    int64_t patch = D * patch_in_chans(c) * k * k + D;
+    for (int i = 0, in = c->in_chans; i < vg_vit_stem_depth(c); in = c->conv_stem[i++])
+        patch += (int64_t)c->conv_stem[i] * in * 9 + c->conv_stem[i];          /* 3×3 conv + bias */
     int64_t block = 2 * D                                   /* norm1 */
                   + 3 * D * D + (c->qkv_bias ? 3 * D : 0)  /* attn.qkv */
                   + D * D + D                               /* attn.proj */
@@ -129,6 +186,10 @@ int vg_vit_slots(vg_vit *m, bool trainable_only, vg_tensor ***slots, char (*name
     put(&l, &m->cls_token, false, "cls_token", 0);
     put(&l, &m->reg_token, false, "reg_token", 0);
     if (!trainable_only || m->cfg.pos_embed == VG_VIT_POS_LEARNED) put(&l, &m->pos_embed, false, "pos_embed", 0);
+    for (int i = 0; i < VG_VIT_MAX_STEM; i++) {
+        put(&l, &m->stem[i].weight, true, "patch_embed.backbone.%d.conv.weight", i);
+        put(&l, &m->stem[i].bias, false, "patch_embed.backbone.%d.conv.bias", i);
+    }
     put(&l, &m->patch_embed.weight, true, "patch_embed.proj.weight", 0);
     put(&l, &m->patch_embed.bias, false, "patch_embed.proj.bias", 0);
     for (int i = 0; m->blocks && i < m->cfg.depth; i++) {
@@ -187,8 +248,15 @@ bool vg_vit_init(vg_vit *m, const vg_vit_config *cfg, vg_rng *rng) {
     const int prefix = vg_vit_pos_prefix_rows(cfg);
     const int64_t T = prefix + (int64_t)m->grid_h * m->grid_w;
 
-    vg_conv2d_init(&m->patch_embed, cfg->in_chans, D, cfg->patch_size + 2 * cfg->patch_overlap, cfg->patch_size,
-                   cfg->patch_overlap, true, rng);
+    const int ps = vg_vit_patch_stride(cfg), n_stem = vg_vit_stem_depth(cfg);
+    vg_conv2d_init(&m->patch_embed, patch_in_chans(cfg), D, ps + 2 * cfg->patch_overlap, ps, cfg->patch_overlap,
+                   true, rng);
+    for (int i = 0; i < n_stem; i++) {          /* He init for a ReLU: std √(2 / fan_in), zero bias */
+        const int in = i ? cfg->conv_stem[i - 1] : cfg->in_chans;
+        vg_conv2d_init(&m->stem[i], in, cfg->conv_stem[i], 3, 2, 1, true, rng);
+        if (m->stem[i].weight) vg_init_normal(m->stem[i].weight, rng, sqrt(2.0 / (in * 9)));
+        if (m->stem[i].bias) vg_init_constant(m->stem[i].bias, 0.0);
+    }
     if (cfg->class_token) {
         m->cls_token = vg_param(VG_DIMS(1, 1, D));
         vg_init_normal(m->cls_token, rng, 1e-6);
@@ -236,7 +304,7 @@ bool vg_vit_init(vg_vit *m, const vg_vit_config *cfg, vg_rng *rng) {
 
     /* every slot must be allocated */
     int n = vg_vit_slots(m, false, NULL, NULL, NULL, 0);
-    int expect = 3 + vg_vit_num_prefix_tokens(cfg) - cfg->reg_tokens + (cfg->reg_tokens > 0)
+    int expect = 3 + 2 * n_stem + vg_vit_num_prefix_tokens(cfg) - cfg->reg_tokens + (cfg->reg_tokens > 0)
                + cfg->depth * ((cfg->qkv_bias ? 12 : 11) + (cfg->init_values > 0 ? 2 : 0)) + 2
                + (cfg->num_classes > 0 ? 2 : 0);
     if (n != expect) { vg_set_error("vit: %d of %d tensors allocated", n, expect); vg_vit_free(m); return false; }
@@ -282,7 +350,10 @@ vg_tensor *vg_vit_patch_embed(vg_vit *m, vg_tensor *image) {
                      m->grid_h * c->patch_size, m->grid_w * c->patch_size, s);
         return NULL;
     }
-    vg_tensor *x = vg_conv2d_fn(image, m->patch_embed.weight, m->patch_embed.bias, c->patch_size, c->patch_overlap); /* (B, D, h, w) */
+    vg_tensor *x = image;
+    for (int i = 0; i < vg_vit_stem_depth(c); i++)       /* (B, C_i, H/2^(i+1), W/2^(i+1)) */
+        x = vg_relu(vg_conv2d_fn(x, m->stem[i].weight, m->stem[i].bias, 2, 1));
+    x = vg_conv2d_fn(x, m->patch_embed.weight, m->patch_embed.bias, vg_vit_patch_stride(c), c->patch_overlap); /* (B, D, h, w) */
     x = vg_flatten(x, 2, 3);                                                                     /* (B, D, N) */
     return vg_transpose(x, 1, 2);                                                                /* (B, N, D) */
 }

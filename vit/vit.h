@@ -1,7 +1,9 @@
 /* vit.h — the Vision Transformer (Dosovitskiy et al. 2021), timm's layout and names.
  *
  *   image (B, C, H, W)
- *   → patch_embed: Conv2d(C, D, kernel = stride = P)          (B, D, H/P, W/P)
+ *   → conv stem (optional, not timm's): n × [Conv2d 3×3, stride 2, padding 1 → ReLU]
+ *                                                              (B, C_n, H/2^n, W/2^n)
+ *   → patch_embed: Conv2d(C, D, kernel = stride = P/2^n)      (B, D, H/P, W/P)
  *   → flatten + transpose                                      (B, N, D),   N = (H/P)·(W/P)
  *   → prefix tokens [cls_token][reg_token ×R] before the patches, pos_embed added (to every row,
  *     or with no_embed_class to the patches alone, before the prefix is put in front), dropout
@@ -25,6 +27,7 @@
 #include <stdio.h>
 #include "nn/nn.h"
 
+enum { VG_VIT_MAX_STEM = 4 };      /* layers of the optional conv stem */
 typedef enum { VG_VIT_POOL_CLS = 0, VG_VIT_POOL_MEAN = 1 } vg_vit_pool;
 /* learned: a trained parameter (timm). sincos2d: MAE's fixed 2-D sin-cos table, not trained,
  * not in vg_vit_params, but in vg_vit_state (saved as pos_embed in checkpoints). */
@@ -44,6 +47,14 @@ typedef struct {
                                    each neighbouring patch (kernel P + 2o, stride P, zero padding o),
                                    the grid stays (img/P)²; 0 = timm's patchify (kernel = stride = P).
                                    Not a timm layout: such files do not load into timm */
+    int    conv_stem[VG_VIT_MAX_STEM];  /* a convolutional stem before the patch conv (Xiao et al.
+                                   2021, "Early convolutions help transformers see better", without
+                                   its BatchNorm): layer i a 3×3 conv, stride 2, padding 1, to
+                                   conv_stem[i] channels, then ReLU; the list ends at the first 0.
+                                   With n layers the patch conv sees the image at 1/2^n of its size:
+                                   kernel P/2^n (+ 2·patch_overlap), stride P/2^n, so the token grid
+                                   is unchanged. Keys patch_embed.backbone.{i}.conv.*, as timm's
+                                   HybridEmbed names its backbone; not a timm model */
     double patch_drop_rate;     /* patch dropout (timm's patch_drop_rate): in training each sample
                                    keeps max(1, ⌊N·(1 − rate)⌋) of its N patch tokens (and the class
                                    token) from after the position embedding on */
@@ -76,6 +87,13 @@ extern const char *const vg_vit_preset_names[];            /* NULL-terminated */
 bool          vg_vit_config_check(const vg_vit_config *cfg);
 int           vg_vit_hidden_dim(const vg_vit_config *cfg);
 int           vg_vit_num_patches(const vg_vit_config *cfg); /* (img/P)² */
+/* n: the layers of the conv stem (0: none); the patch conv then has stride P/2^n */
+int           vg_vit_stem_depth(const vg_vit_config *cfg);
+int           vg_vit_patch_stride(const vg_vit_config *cfg);
+/* the stem as "C1,C2,…" ("none" without one); and back: false (vg_error says why) unless 1 to
+ * VG_VIT_MAX_STEM channel counts in 1..4096 ("none" or "" clears the stem) */
+void          vg_vit_stem_str(const vg_vit_config *cfg, char *out, size_t n);
+bool          vg_vit_parse_stem(const char *s, vg_vit_config *cfg);
 /* S: the class token (if any) + the register tokens, in front of the patches (timm's
  * num_prefix_tokens) */
 int           vg_vit_num_prefix_tokens(const vg_vit_config *cfg);
@@ -98,6 +116,7 @@ typedef struct {
 typedef struct {
     vg_vit_config cfg;
     int           grid_h, grid_w;   /* patch grid; pos_embed has pos_prefix_rows + grid_h·grid_w rows */
+    vg_conv2d     stem[VG_VIT_MAX_STEM];   /* patch_embed.backbone.{i}.conv; weight NULL past the stem */
     vg_conv2d     patch_embed;      /* patch_embed.proj */
     vg_tensor    *cls_token;        /* (1, 1, D), NULL without a class token */
     vg_tensor    *reg_token;        /* (1, R, D), NULL without register tokens */

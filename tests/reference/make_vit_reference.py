@@ -63,14 +63,31 @@ def sincos_2d(dim, grid_h, grid_w, cls_token):
 
 
 # ---------------------------------------------------------------- the model, timm's layout
-class PatchEmbed(nn.Module):
-    """timm's PatchEmbed; overlap > 0: vitgrad's overlapping patch embedding (kernel patch + 2 overlap,
-    zero padding overlap, the same stride and grid)"""
-    def __init__(self, img, patch, chans, dim, overlap=0):
+class ConvAct(nn.Module):
+    """one layer of vitgrad's conv stem: 3x3 conv, stride 2, padding 1, then ReLU"""
+    def __init__(self, cin, cout):
         super().__init__()
-        self.proj = nn.Conv2d(chans, dim, kernel_size=patch + 2 * overlap, stride=patch, padding=overlap)
+        self.conv = nn.Conv2d(cin, cout, kernel_size=3, stride=2, padding=1)
 
     def forward(self, x):
+        return F.relu(self.conv(x))
+
+
+class PatchEmbed(nn.Module):
+    """timm's PatchEmbed; overlap > 0: vitgrad's overlapping patch embedding (kernel patch + 2 overlap,
+    zero padding overlap, the same stride and grid); stem: vitgrad's conv stem (channel counts) as
+    patch_embed.backbone, as timm's HybridEmbed names it, the patch conv at stride patch / 2^len"""
+    def __init__(self, img, patch, chans, dim, overlap=0, stem=()):
+        super().__init__()
+        if stem:
+            self.backbone = nn.Sequential(*[ConvAct(cin, cout) for cin, cout in zip((chans,) + tuple(stem), stem)])
+        self.stem = bool(stem)
+        p = patch >> len(stem)
+        self.proj = nn.Conv2d(stem[-1] if stem else chans, dim, kernel_size=p + 2 * overlap, stride=p, padding=overlap)
+
+    def forward(self, x):
+        if self.stem:
+            x = self.backbone(x)
         return self.proj(x).flatten(2).transpose(1, 2)      # (B, N, D)
 
 
@@ -120,10 +137,10 @@ class VisionTransformer(nn.Module):
     fc_norm=False: the final norm before pooling)."""
 
     def __init__(self, img=16, patch=4, chans=3, classes=10, dim=32, depth=2, heads=2, mlp_ratio=4.0,
-                 qkv_bias=True, pool="cls", pos="learned", overlap=0):
+                 qkv_bias=True, pool="cls", pos="learned", overlap=0, stem=()):
         super().__init__()
         self.pool = pool
-        self.patch_embed = PatchEmbed(img, patch, chans, dim, overlap)
+        self.patch_embed = PatchEmbed(img, patch, chans, dim, overlap, stem)
         n = (img // patch) ** 2
         self.cls_token = nn.Parameter(torch.zeros(1, 1, dim))
         self.pos_embed = nn.Parameter(torch.zeros(1, n + 1, dim), requires_grad=(pos == "learned"))
@@ -190,7 +207,8 @@ def make_vit_reference(path):
     out["labels"] = labels.numpy().astype(np.int64)
     variants = {"cls": dict(pool="cls", pos="learned"), "mean": dict(pool="mean", pos="learned"),
                 "sincos": dict(pool="cls", pos="sincos2d"),
-                "overlap": dict(pool="mean", pos="sincos2d", overlap=1)}
+                "overlap": dict(pool="mean", pos="sincos2d", overlap=1),
+                "stem": dict(pool="mean", pos="sincos2d", stem=(8, 16))}
     for vname, v in variants.items():
         torch.manual_seed(0)
         m = VisionTransformer(**cfg, **v)
@@ -200,6 +218,11 @@ def make_vit_reference(path):
         if v.get("overlap"):                        # its own 6x6 kernel (PyTorch's default init)
             sd["patch_embed.proj.weight"] = m.patch_embed.proj.weight.detach().clone()
             out[f"patch_embed.proj.weight.{vname}"] = f32(sd["patch_embed.proj.weight"])
+        if v.get("stem"):                           # the stem's own weights, a 1x1 patch conv from 16 channels
+            for k, t in m.state_dict().items():
+                if "backbone" in k or k == "patch_embed.proj.weight":
+                    sd[k] = t.detach().clone()
+                    out[k if "backbone" in k else f"{k}.{vname}"] = f32(sd[k])
         m.load_state_dict(sd)
         m.zero_grad()
         logits = m(x)
