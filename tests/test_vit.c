@@ -751,4 +751,24 @@ VG_TEST(vit_trace_shapes_and_flops) {
     if (getenv("VG_VERBOSE")) fputs(buf, stdout);
     free(buf);
     vg_vit_free(&m);
+    /* the overlapping patch conv (kernel 6, padding 1) and the conv stem keep the 8x8 grid, and
+     * the trace's FLOP total is the analytic count */
+    for (int v = 0; v < 2; v++) {
+        vg_vit_config c2 = cfg;
+        c2.patch_overlap = 1;
+        if (v) REQUIRE(vg_vit_parse_stem("8,16", &c2));
+        REQUIRE(vg_vit_init(&m, &c2, &rng));
+        buf = NULL; len = 0;
+        f = open_memstream(&buf, &len);
+        REQUIRE(f);
+        CHECK(vg_vit_trace(&m, 2, f));
+        fclose(f);
+        char total[64];
+        snprintf(total, sizeof total, "%.4g", 2 * vg_vit_forward_flops(&c2));
+        const char *want2[] = {v ? "(2, 16, 8, 8)" : "(2, 192, 8, 8)", "(2, 65, 192)", v ? "stem.1 (conv 3x3/2, ReLU)" : "conv 6x6/4",
+                               v ? "conv 3x3/1" : "(2, 10)", total};
+        for (size_t i = 0; i < sizeof want2 / sizeof want2[0]; i++) CHECK_MSG(buf && strstr(buf, want2[i]), "trace (%s) lacks %s:\n%s", v ? "stem" : "overlap", want2[i], buf ? buf : "");
+        free(buf);
+        vg_vit_free(&m);
+    }
 }
