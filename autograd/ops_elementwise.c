@@ -169,8 +169,13 @@ static void unary_backward(vg_node *n, const vg_tensor *g) {
     const real *xp = vg_data(x), *yp = vg_data(n->out), *gp = vg_data(g);
     real *o = vg_data(gi);
     int64_t len = vg_numel(g);
-    #pragma omp parallel for schedule(static) if (len > 65536)
-    for (int64_t i = 0; i < len; i++) o[i] = gp[i] * unary_derivative(op, xp[i], yp[i], s);
+    if (op == U_RELU) {             /* its own loop, so that it vectorises (the conv stem's) */
+        #pragma omp parallel for schedule(static) if (len > 65536)
+        for (int64_t i = 0; i < len; i++) o[i] = xp[i] > 0 ? gp[i] : 0;
+    } else {
+        #pragma omp parallel for schedule(static) if (len > 65536)
+        for (int64_t i = 0; i < len; i++) o[i] = gp[i] * unary_derivative(op, xp[i], yp[i], s);
+    }
     vg_accumulate_grad(n->inputs[0], gi);
 }
 
@@ -181,8 +186,13 @@ static vg_tensor *unary(unary_op op, vg_tensor *a, double s) {
     const real *xp = vg_data(x);
     real *o = vg_data(out);
     int64_t len = vg_numel(out);
-    #pragma omp parallel for schedule(static) if (len > 65536)
-    for (int64_t i = 0; i < len; i++) o[i] = apply_unary(op, xp[i], s);
+    if (op == U_RELU) {
+        #pragma omp parallel for schedule(static) if (len > 65536)
+        for (int64_t i = 0; i < len; i++) o[i] = xp[i] > 0 ? xp[i] : 0;
+    } else {
+        #pragma omp parallel for schedule(static) if (len > 65536)
+        for (int64_t i = 0; i < len; i++) o[i] = apply_unary(op, xp[i], s);
+    }
     if (vg_needs_grad(1, &a)) {
         vg_node *n = vg_record(out, unary_names[op], unary_backward, 1, &a);
         n->ints[0] = op;
