@@ -58,6 +58,14 @@ $(B)/cflags.stamp: FORCE
 	@mkdir -p $(B); echo '$(CC) $(CFLAGS)' | cmp -s - $@ || echo '$(CC) $(CFLAGS)' > $@
 FORCE:
 
+# the source a run's command.txt names: git describe of this tree ("-dirty": uncommitted changes);
+# only run/run_dir.o is rebuilt when it changes
+VG_SOURCE := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+$(B)/source.stamp: FORCE
+	@mkdir -p $(B); echo '$(VG_SOURCE)' | cmp -s - $@ || echo '$(VG_SOURCE)' > $@
+$(B)/f32/run/run_dir.o $(B)/f64/run/run_dir.o: $(B)/source.stamp
+$(B)/f32/run/run_dir.o $(B)/f64/run/run_dir.o: CFLAGS += -DVG_SOURCE='"$(VG_SOURCE)"'
+
 $(B)/f32/%.o: %.c $(HDRS) $(B)/cflags.stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@

@@ -6,7 +6,7 @@
  * reports it when it is finished: its step is the schedule's last). On resume, metrics.csv rows
  * logged after the checkpoint (by the interrupted process) are dropped, so each step appears once.
  * OUT/command.txt records how every start and resume of the run was invoked (time, host, CPU,
- * processes x threads, the command line): any run can be re-run from its directory. */
+ * processes x threads, the source version (git describe), the command line): any run can be re-run from its directory. */
 #include "checkpoint/checkpoint.h"
 #include "run/run.h"
 #include <errno.h>
@@ -18,6 +18,9 @@
 #include <unistd.h>
 
 #define ERRLEN RUN_ERRLEN
+#ifndef VG_SOURCE
+#define VG_SOURCE "unknown"             /* the Makefile passes git describe of the tree */
+#endif
 
 static bool exists(const char *dir, const char *name) {
     char p[4200]; struct stat st;
@@ -151,7 +154,7 @@ void run_dir_log_command(const char *out, int argc, char **argv, int processes, 
     gethostname(host, sizeof host - 1);
     time_t now = time(NULL);
     strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
-    fprintf(f, "# %s on %s (%s), %d process%s x %d threads\n%s\n", when, host, cpu, processes,
-            processes > 1 ? "es" : "", threads, cmd);
+    fprintf(f, "# %s on %s (%s), %d process%s x %d threads, vitgrad %s\n%s\n", when, host, cpu, processes,
+            processes > 1 ? "es" : "", threads, VG_SOURCE, cmd);
     fclose(f);
 }

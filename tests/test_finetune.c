@@ -165,7 +165,7 @@ VG_TEST(finetune_imagefolder_classes_from_the_data) {
     char cpath[600];
     snprintf(cpath, sizeof cpath, "%s/run3/command.txt", r);
     char *rec = vg_test_read_file(cpath, NULL);
-    CHECK_MSG(rec && strstr(rec, "1 process x 2 threads\n") && strstr(rec, "train --dataset imagefolder --data ") &&
+    CHECK_MSG(rec && strstr(rec, "1 process x 2 threads, vitgrad ") && strstr(rec, "train --dataset imagefolder --data ") &&
               strstr(rec, " --steps 60 --out "), "command.txt: %s", rec ? rec : "(missing)");
     free(rec);
     /* 37 classes: 37 report rows, a 37 x 37 matrix */
