@@ -120,41 +120,59 @@ vg_tensor *vg_div(vg_tensor *a, vg_tensor *b) { return binary(B_DIV, a, b, "div"
 /* ================================================================ unary ops */
 typedef enum { U_NEG, U_ADDS, U_MULS, U_POW, U_EXP, U_LOG, U_SQRT, U_RSQRT, U_TANH, U_RELU, U_GELU } unary_op;
 
-static inline real apply_unary(unary_op op, real x, double s) {
+/* The loops below are written once per op (the switch is outside the element loop), so that the
+ * cheap ops (neg, scalar add/mul, relu, sqrt) vectorise; the math per element is the same. */
+#define MAP_ELEMENTS(expr)                                                        \
+    do {                                                                          \
+        _Pragma("omp parallel for schedule(static) if (len > 65536)")             \
+        for (int64_t i = 0; i < len; i++) { const real x = xp[i]; o[i] = (expr); } \
+    } while (0)
+
+static void apply_unary(unary_op op, const real *xp, real *o, int64_t len, double s) {
+    const real rs = (real)s;
     switch (op) {
-    case U_NEG:   return -x;
-    case U_ADDS:  return x + (real)s;
-    case U_MULS:  return x * (real)s;
-    case U_POW:   return (real)pow((double)x, s);
-    case U_EXP:   return (real)exp((double)x);
-    case U_LOG:   return (real)log((double)x);
-    case U_SQRT:  return (real)sqrt((double)x);
-    case U_RSQRT: return (real)(1.0 / sqrt((double)x));
-    case U_TANH:  return (real)tanh((double)x);
-    case U_RELU:  return x > 0 ? x : 0;
-    default:      return (real)(0.5 * (double)x * (1.0 + erf((double)x * 0.70710678118654752440)));
+    case U_NEG:   MAP_ELEMENTS(-x); break;
+    case U_ADDS:  MAP_ELEMENTS(x + rs); break;
+    case U_MULS:  MAP_ELEMENTS(x * rs); break;
+    case U_POW:   MAP_ELEMENTS((real)pow((double)x, s)); break;
+    case U_EXP:   MAP_ELEMENTS((real)exp((double)x)); break;
+    case U_LOG:   MAP_ELEMENTS((real)log((double)x)); break;
+    case U_SQRT:  MAP_ELEMENTS((real)sqrt((double)x)); break;
+    case U_RSQRT: MAP_ELEMENTS((real)(1.0 / sqrt((double)x))); break;
+    case U_TANH:  MAP_ELEMENTS((real)tanh((double)x)); break;
+    case U_RELU:  MAP_ELEMENTS(x > 0 ? x : 0); break;
+    case U_GELU:  MAP_ELEMENTS((real)(0.5 * (double)x * (1.0 + erf((double)x * 0.70710678118654752440)))); break;
     }
 }
 
-/* derivative of the op at input x with output y */
-static inline real unary_derivative(unary_op op, real x, real y, double s) {
+/* o = g · op'(x) for the incoming gradient g, y the op's output */
+#define MAP_GRAD(expr)                                                            \
+    do {                                                                           \
+        _Pragma("omp parallel for schedule(static) if (len > 65536)")              \
+        for (int64_t i = 0; i < len; i++) {                                        \
+            const real x = xp[i], y = yp[i], g = gp[i];                            \
+            (void)x; (void)y;                                                      \
+            o[i] = (expr);                                                         \
+        }                                                                          \
+    } while (0)
+
+static void unary_grad(unary_op op, const real *xp, const real *yp, const real *gp, real *o,
+                       int64_t len, double s) {
     switch (op) {
-    case U_NEG:   return -1;
-    case U_ADDS:  return 1;
-    case U_MULS:  return (real)s;
-    case U_POW:   return (real)(s * pow((double)x, s - 1));
-    case U_EXP:   return y;
-    case U_LOG:   return 1 / x;
-    case U_SQRT:  return (real)(0.5 / (double)y);
-    case U_RSQRT: return (real)(-0.5 * (double)y * (double)y * (double)y);
-    case U_TANH:  return 1 - y * y;
-    case U_RELU:  return x > 0 ? 1 : 0;
-    default: {    /* gelu' = Φ(x) + x·φ(x) */
-        double xd = (double)x;
-        double cdf = 0.5 * (1.0 + erf(xd * 0.70710678118654752440));
-        double pdf = 0.39894228040143267794 * exp(-0.5 * xd * xd);
-        return (real)(cdf + xd * pdf);
-    }
+    case U_NEG:   MAP_GRAD(-g); break;
+    case U_ADDS:  MAP_GRAD(g); break;
+    case U_MULS:  MAP_GRAD(g * (real)s); break;
+    case U_POW:   MAP_GRAD(g * (real)(s * pow((double)x, s - 1))); break;
+    case U_EXP:   MAP_GRAD(g * y); break;
+    case U_LOG:   MAP_GRAD(g * (1 / x)); break;
+    case U_SQRT:  MAP_GRAD(g * (real)(0.5 / (double)y)); break;
+    case U_RSQRT: MAP_GRAD(g * (real)(-0.5 * (double)y * (double)y * (double)y)); break;
+    case U_TANH:  MAP_GRAD(g * (1 - y * y)); break;
+    case U_RELU:  MAP_GRAD(x > 0 ? g : 0); break;
+    case U_GELU:  /* gelu' = Φ(x) + x·φ(x) */
+        MAP_GRAD(g * (real)(0.5 * (1.0 + erf((double)x * 0.70710678118654752440)) +
+                            (double)x * (0.39894228040143267794 * exp(-0.5 * (double)x * (double)x))));
+        break;
     }
 }
 
@@ -162,20 +180,10 @@ static const char *unary_names[] = {"neg", "add_scalar", "mul_scalar", "pow", "e
                                     "sqrt", "rsqrt", "tanh", "relu", "gelu"};
 
 static void unary_backward(vg_node *n, const vg_tensor *g) {
-    unary_op op = (unary_op)n->ints[0];
-    double s = n->scalars[0];
     vg_tensor *x = vg_contiguous_raw(n->inputs[0]);
     vg_tensor *gi = vg_empty_like(g);
-    const real *xp = vg_data(x), *yp = vg_data(n->out), *gp = vg_data(g);
-    real *o = vg_data(gi);
-    int64_t len = vg_numel(g);
-    if (op == U_RELU) {             /* its own loop, so that it vectorises (the conv stem's) */
-        #pragma omp parallel for schedule(static) if (len > 65536)
-        for (int64_t i = 0; i < len; i++) o[i] = xp[i] > 0 ? gp[i] : 0;
-    } else {
-        #pragma omp parallel for schedule(static) if (len > 65536)
-        for (int64_t i = 0; i < len; i++) o[i] = gp[i] * unary_derivative(op, xp[i], yp[i], s);
-    }
+    unary_grad((unary_op)n->ints[0], vg_data(x), vg_data(n->out), vg_data(g), vg_data(gi),
+               vg_numel(g), n->scalars[0]);
     vg_accumulate_grad(n->inputs[0], gi);
 }
 
@@ -183,16 +191,7 @@ static vg_tensor *unary(unary_op op, vg_tensor *a, double s) {
     if (!a) return NULL;
     vg_tensor *out = vg_empty(a->ndim, a->shape);
     vg_tensor *x = vg_contiguous_raw(a);
-    const real *xp = vg_data(x);
-    real *o = vg_data(out);
-    int64_t len = vg_numel(out);
-    if (op == U_RELU) {
-        #pragma omp parallel for schedule(static) if (len > 65536)
-        for (int64_t i = 0; i < len; i++) o[i] = xp[i] > 0 ? xp[i] : 0;
-    } else {
-        #pragma omp parallel for schedule(static) if (len > 65536)
-        for (int64_t i = 0; i < len; i++) o[i] = apply_unary(op, xp[i], s);
-    }
+    apply_unary(op, vg_data(x), vg_data(out), vg_numel(out), s);
     if (vg_needs_grad(1, &a)) {
         vg_node *n = vg_record(out, unary_names[op], unary_backward, 1, &a);
         n->ints[0] = op;
