@@ -89,6 +89,14 @@ static const flag_def flags[] = {
      "3x3 conv, stride 2, padding 1, then ReLU; the patch conv then has\n"
      "kernel and stride patch/2^layers (plus --patch-overlap); the token\n"
      "grid is unchanged; not a timm layout (default none)"},
+    {NULL, "--layer-scale", "X", F_STR, OPT(ov.layer_scale), 0, 0, NULL,
+     "LayerScale (CaiT; timm's init_values): each residual branch is\n"
+     "scaled per channel by a learned gamma that starts at X; 0 = off\n"
+     "(default off)"},
+    {NULL, "--reg-tokens", "N", F_STR, OPT(ov.reg_tokens), 0, 0, NULL,
+     "N learned register tokens after the class token (timm's reg_tokens,\n"
+     "Darcet et al. 2023); they attend and are attended to, and are never\n"
+     "pooled nor dropped by --patch-drop (default 0)"},
     {NULL, "--num-classes", "N", F_STR, OPT(ov.num_classes), 0, 0, NULL,
      "classes of the head (timm's name; default: the data's: class folders\n"
      "of an image folder, 10 for CIFAR-10 and Fashion-MNIST). --init from\n"
@@ -318,6 +326,8 @@ void vg_options_apply_model_flags(const options *o, vg_vit_config *c) {
     if (o->ov.patch_drop) c->patch_drop_rate = parse_real("--patch-drop", o->ov.patch_drop, 0, 0.99);
     if (o->ov.patch_overlap) c->patch_overlap = (int)parse_int("--patch-overlap", o->ov.patch_overlap, 0, 64);
     if (o->ov.conv_stem && !vg_vit_parse_stem(o->ov.conv_stem, c)) bad_flag("--conv-stem", "%s", vg_error());
+    if (o->ov.layer_scale) c->init_values = parse_real("--layer-scale", o->ov.layer_scale, 0, 1e6);
+    if (o->ov.reg_tokens) c->reg_tokens = (int)parse_int("--reg-tokens", o->ov.reg_tokens, 0, 1024);
     if (o->ov.num_classes) c->num_classes = (int)parse_int("--num-classes", o->ov.num_classes, 1, 1 << 20);
     if (o->ov.pool) {
         if (!strcmp(o->ov.pool, "cls")) c->pool = VG_VIT_POOL_CLS;

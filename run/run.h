@@ -56,7 +56,7 @@ typedef struct {
     bool model_ema; double model_ema_decay;
     int grad_accum_steps;        /* micro-batches of --batch per optimizer step */
     /* model overrides as given (applied to the preset after parsing) */
-    struct { const char *img, *patch, *dim, *depth, *heads, *mlp, *pool, *pos, *drop, *attn_drop, *drop_path, *patch_drop, *num_classes, *patch_overlap, *conv_stem; } ov;
+    struct { const char *img, *patch, *dim, *depth, *heads, *mlp, *pool, *pos, *drop, *attn_drop, *drop_path, *patch_drop, *num_classes, *patch_overlap, *conv_stem, *layer_scale, *reg_tokens; } ov;
     bool model_given;            /* --model was given (else the dataset's preset, or the --init file's model) */
     double layer_decay;          /* --layer-decay: per-block lr scale (0 = off) */
     const char *interp_name;

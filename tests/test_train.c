@@ -317,6 +317,8 @@ VG_TEST(train_flag_errors_exit_2_naming_the_flag) {
         {"--drop-path 1", "--drop-path: 1 is out of range"},
         {"--patch-drop 1", "--patch-drop: 1 is out of range"},
         {"--patch-drop-until 3", "--patch-drop-until: needs --patch-drop"},
+        {"--layer-scale -1", "--layer-scale: -1 is out of range"},
+        {"--reg-tokens x", "--reg-tokens: expected an integer"},
         {"--patch-drop 0.5 --patch-drop-until -1", "--patch-drop-until: -1 is out of range"},
     };
     char out[16384], cmd[512];                          /* --help is over 4 KiB */
@@ -600,6 +602,41 @@ VG_TEST(train_conv_stem_is_saved_and_resumes_bit_exact) {
         vg_st_close(g);
     }
     vg_st_writer_free(w);
+}
+
+/* --layer-scale and --reg-tokens: timm's LayerScale and register tokens as training flags (the
+ * layers, with patch dropout and mean pooling, are gradchecked in tools/gradcheck_vit.c and
+ * matched against timm in test_timm.c): saved in the model's metadata, gammas trained, resumed bit
+ * for bit */
+VG_TEST(train_layer_scale_and_registers_are_saved_and_resume_bit_exact) {
+    const char *root = tmp_dir();
+    REQUIRE(root);
+    char cmd[2048], out[8192], a[512], b[512], e[512];
+#define LSREG TINY " --pool mean --patch-drop 0.5 --layer-scale 0.1 --reg-tokens 2 --data %s/cifar --steps 8 --save-every 0"
+    snprintf(cmd, sizeof cmd, LSREG " --out %s/lsreg", root, root);
+    REQUIRE(run(cmd, out, sizeof out) == 0);
+    snprintf(cmd, sizeof cmd, LSREG " --stop-at 5 --out %s/lsreg_r", root, root);
+    REQUIRE(run(cmd, out, sizeof out) == 0);
+    snprintf(cmd, sizeof cmd, LSREG " --resume %s/lsreg_r --out %s/lsreg_r", root, root, root);
+    REQUIRE(run(cmd, out, sizeof out) == 0);
+#undef LSREG
+    snprintf(a, sizeof a, "%s/lsreg/model.safetensors", root);
+    snprintf(b, sizeof b, "%s/lsreg_r/model.safetensors", root);
+    CHECK_MSG(vg_test_same_bytes(a, b), "final weights after resume differ from the uninterrupted run");
+    vg_st_file *f = vg_st_open(a, e, sizeof e);
+    if (!f) { vg_test_fail(__FILE__, __LINE__, "%s", e); return; }
+    vg_vit_config c = vg_vit_config_default();
+    CHECK(vg_vit_config_from_meta(f, &c, a, e, sizeof e) == 0 && c.reg_tokens == 2 && c.init_values == 0.1);
+    const vg_st_tensor *reg = vg_st_find(f, "reg_token"), *g = vg_st_find(f, "blocks.0.ls2.gamma");
+    CHECK(reg && reg->ndim == 3 && reg->shape[1] == 2 && reg->shape[2] == 16);
+    REQUIRE(g && g->ndim == 1 && g->shape[0] == 16);
+    /* the gammas were trained: they left 0.1 */
+    float gamma[16];
+    REQUIRE(vg_st_read_f32(f, "blocks.0.ls2.gamma", gamma, 16, e, sizeof e) == 0);
+    int moved = 0;
+    for (int i = 0; i < 16; i++) moved += gamma[i] != 0.1f;
+    CHECK_MSG(moved > 8, "%d of 16 gammas moved from 0.1", moved);
+    vg_st_close(f);
 }
 
 VG_TEST(train_nan_loss_stops_and_keeps_the_last_checkpoint) {
