@@ -4,15 +4,22 @@
 #include "vit.h"
 
 /* per image; T tokens enter the blocks: S + N (S prefix tokens), or S + K in training with patch dropout */
-static double patch_flops(const vg_vit_config *c) {
-    double f = 0, in = c->in_chans, side = c->img_size;
-    for (int i = 0; i < vg_vit_stem_depth(c); in = c->conv_stem[i++]) {   /* 3×3 stride 2: side/2 */
-        side /= 2;
-        f += 2.0 * side * side * c->conv_stem[i] * in * 9;
-    }
-    double k = vg_vit_patch_stride(c) + 2 * c->patch_overlap;  /* the patch conv's kernel */
-    return f + 2.0 * vg_vit_num_patches(c) * c->embed_dim * in * k * k;
+/* stem layer i: a 3×3 conv at stride 2, so its output side is img_size / 2^(i+1) */
+static double stem_layer_flops(const vg_vit_config *c, int i) {
+    const double side = c->img_size / (double)(2 << i), in = i ? c->conv_stem[i - 1] : c->in_chans;
+    return 2.0 * side * side * c->conv_stem[i] * in * 9;
 }
+static double stem_flops(const vg_vit_config *c) {
+    double f = 0;
+    for (int i = 0; i < vg_vit_stem_depth(c); i++) f += stem_layer_flops(c, i);
+    return f;
+}
+/* the patch conv alone, from the stem's last map (or the image) */
+static double patch_conv_flops(const vg_vit_config *c) {
+    const double k = vg_vit_patch_stride(c) + 2 * c->patch_overlap;   /* the patch conv's kernel */
+    return 2.0 * vg_vit_num_patches(c) * c->embed_dim * vg_vit_patch_in_chans(c) * k * k;
+}
+static double patch_flops(const vg_vit_config *c) { return stem_flops(c) + patch_conv_flops(c); }
 static double block_flops(const vg_vit_config *c, double T) {
     double D = c->embed_dim, H = vg_vit_hidden_dim(c);
     return 2.0 * (T * D * 3 * D      /* qkv */
@@ -80,19 +87,18 @@ bool vg_vit_trace(vg_vit *m, int batch, FILE *f) {
 
     vg_tensor *x = img;
     char label[64];
-    double stem_flops = 0;
     for (int i = 0; i < vg_vit_stem_depth(c); i++) {
         x = vg_relu(vg_conv2d_fn(x, m->stem[i].weight, m->stem[i].bias, 2, 1));
         const int64_t n = numel_or0(m->stem[i].weight) + numel_or0(m->stem[i].bias);
-        const double fl = x ? 2.0 * B * x->shape[1] * x->shape[2] * x->shape[3] * m->stem[i].weight->shape[1] * 9 : 0;
+        const double fl = B * stem_layer_flops(c, i);
         snprintf(label, sizeof label, "stem.%d (conv 3x3/2, ReLU)", i);
-        row(f, label, x, n, fl); total += n; total_flops += fl; stem_flops += fl;
+        row(f, label, x, n, fl); total += n; total_flops += fl;
     }
     const int ps = vg_vit_patch_stride(c), kern = ps + 2 * c->patch_overlap;
     x = vg_conv2d_fn(x, m->patch_embed.weight, m->patch_embed.bias, ps, c->patch_overlap);
     int64_t np = numel_or0(m->patch_embed.weight) + numel_or0(m->patch_embed.bias);
     snprintf(label, sizeof label, "patch_embed (conv %dx%d/%d)", kern, kern, ps);
-    const double pf = B * patch_flops(c) - stem_flops;
+    const double pf = B * patch_conv_flops(c);
     row(f, label, x, np, pf); total += np; total_flops += pf;
 
     x = vg_transpose(vg_flatten(x, 2, 3), 1, 2);

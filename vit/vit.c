@@ -65,7 +65,7 @@ bool vg_vit_parse_stem(const char *s, vg_vit_config *c) {
     return true;
 }
 /* the input channels of the patch conv: the image's, or the stem's last layer's */
-static int patch_in_chans(const vg_vit_config *c) {
+int vg_vit_patch_in_chans(const vg_vit_config *c) {
     const int n = vg_vit_stem_depth(c);
     return n ? c->conv_stem[n - 1] : c->in_chans;
 }
@@ -149,7 +149,7 @@ bool vg_vit_config_check(const vg_vit_config *c) {
 int64_t vg_vit_param_count(const vg_vit_config *c) {
     int64_t D = c->embed_dim, H = vg_vit_hidden_dim(c), N = vg_vit_num_patches(c);
     int64_t k = vg_vit_patch_stride(c) + 2 * c->patch_overlap;   /* the patch conv's kernel */
-    int64_t patch = D * patch_in_chans(c) * k * k + D;
+    int64_t patch = D * vg_vit_patch_in_chans(c) * k * k + D;
     for (int i = 0, in = c->in_chans; i < vg_vit_stem_depth(c); in = c->conv_stem[i++])
         patch += (int64_t)c->conv_stem[i] * in * 9 + c->conv_stem[i];          /* 3×3 conv + bias */
     int64_t block = 2 * D                                   /* norm1 */
@@ -249,7 +249,7 @@ bool vg_vit_init(vg_vit *m, const vg_vit_config *cfg, vg_rng *rng) {
     const int64_t T = prefix + (int64_t)m->grid_h * m->grid_w;
 
     const int ps = vg_vit_patch_stride(cfg), n_stem = vg_vit_stem_depth(cfg);
-    vg_conv2d_init(&m->patch_embed, patch_in_chans(cfg), D, ps + 2 * cfg->patch_overlap, ps, cfg->patch_overlap,
+    vg_conv2d_init(&m->patch_embed, vg_vit_patch_in_chans(cfg), D, ps + 2 * cfg->patch_overlap, ps, cfg->patch_overlap,
                    true, rng);
     for (int i = 0; i < n_stem; i++) {          /* He init for a ReLU: std √(2 / fan_in), zero bias */
         const int in = i ? cfg->conv_stem[i - 1] : cfg->in_chans;

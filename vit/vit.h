@@ -90,6 +90,7 @@ int           vg_vit_num_patches(const vg_vit_config *cfg); /* (img/P)² */
 /* n: the layers of the conv stem (0: none); the patch conv then has stride P/2^n */
 int           vg_vit_stem_depth(const vg_vit_config *cfg);
 int           vg_vit_patch_stride(const vg_vit_config *cfg);
+int           vg_vit_patch_in_chans(const vg_vit_config *cfg);   /* the image's channels, or the stem's last layer's */
 /* the stem as "C1,C2,…" ("none" without one); and back: false (vg_error says why) unless 1 to
  * VG_VIT_MAX_STEM channel counts in 1..4096 ("none" or "" clears the stem) */
 void          vg_vit_stem_str(const vg_vit_config *cfg, char *out, size_t n);
