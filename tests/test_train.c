@@ -551,21 +551,31 @@ VG_TEST(train_model_ema_leaves_the_training_unchanged) {
     CHECK_MSG(vg_test_same_bytes(a, b), "the model's weights differ with --model-ema");
 }
 
+/* Train `flags` for `steps` steps straight into <root>/<name>, and again stopped after step `stop`
+ * and resumed into <root>/<name>_r; true when both final models have the same bytes. The path of
+ * the straight run's model goes to `model` (n bytes). */
+static bool resume_matches_straight(const char *root, const char *flags, const char *name, int steps,
+                                    int stop, char *model, size_t n) {
+    char cmd[2048], out[8192], b[512];
+    snprintf(model, n, "%s/%s/model.safetensors", root, name);
+    int w = snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --save-every 0 --steps %d %s --out %s/%s", root, steps, flags, root, name);
+    if (w < 0 || (size_t)w >= sizeof cmd || run(cmd, out, sizeof out)) return false;
+    snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --save-every 0 --steps %d %s --stop-at %d --out %s/%s_r", root, steps, flags, stop, root, name);
+    if (run(cmd, out, sizeof out)) return false;
+    snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --save-every 0 --steps %d %s --resume %s/%s_r --out %s/%s_r", root, steps, flags, root, name, root, name);
+    if (run(cmd, out, sizeof out)) return false;
+    snprintf(b, sizeof b, "%s/%s_r/model.safetensors", root, name);
+    return vg_test_same_bytes(model, b);
+}
+
 /* --conv-stem: the stem's layers are saved under patch_embed.backbone.{i}.conv, its shape in the
  * metadata, and a run resumes from it bit for bit; a damaged stem entry is named with its file */
 VG_TEST(train_conv_stem_is_saved_and_resumes_bit_exact) {
     const char *root = tmp_dir();
     REQUIRE(root);
     char cmd[2048], out[8192], a[512], b[512], e[512];
-    snprintf(cmd, sizeof cmd, TINY " --conv-stem 8,16 --patch-overlap 1 --data %s/cifar --steps 8 --save-every 0 --out %s/stem", root, root);
-    REQUIRE(run(cmd, out, sizeof out) == 0);
-    snprintf(cmd, sizeof cmd, TINY " --conv-stem 8,16 --patch-overlap 1 --data %s/cifar --steps 8 --save-every 0 --stop-at 5 --out %s/stem_r", root, root);
-    REQUIRE(run(cmd, out, sizeof out) == 0);
-    snprintf(cmd, sizeof cmd, TINY " --conv-stem 8,16 --patch-overlap 1 --data %s/cifar --steps 8 --save-every 0 --resume %s/stem_r --out %s/stem_r", root, root, root);
-    REQUIRE(run(cmd, out, sizeof out) == 0);
-    snprintf(a, sizeof a, "%s/stem/model.safetensors", root);
-    snprintf(b, sizeof b, "%s/stem_r/model.safetensors", root);
-    CHECK_MSG(vg_test_same_bytes(a, b), "final weights after resume differ from the uninterrupted run");
+    CHECK_MSG(resume_matches_straight(root, "--conv-stem 8,16 --patch-overlap 1", "stem", 8, 5, a, sizeof a),
+              "final weights after resume differ from the uninterrupted run (or a run failed)");
     vg_st_file *f = vg_st_open(a, e, sizeof e);
     if (!f) { vg_test_fail(__FILE__, __LINE__, "%s", e); return; }
     const char *stem = vg_st_meta(f, "model.conv_stem");
@@ -611,18 +621,10 @@ VG_TEST(train_conv_stem_is_saved_and_resumes_bit_exact) {
 VG_TEST(train_layer_scale_and_registers_are_saved_and_resume_bit_exact) {
     const char *root = tmp_dir();
     REQUIRE(root);
-    char cmd[2048], out[8192], a[512], b[512], e[512];
-#define LSREG TINY " --pool mean --patch-drop 0.5 --layer-scale 0.1 --reg-tokens 2 --data %s/cifar --steps 8 --save-every 0"
-    snprintf(cmd, sizeof cmd, LSREG " --out %s/lsreg", root, root);
-    REQUIRE(run(cmd, out, sizeof out) == 0);
-    snprintf(cmd, sizeof cmd, LSREG " --stop-at 5 --out %s/lsreg_r", root, root);
-    REQUIRE(run(cmd, out, sizeof out) == 0);
-    snprintf(cmd, sizeof cmd, LSREG " --resume %s/lsreg_r --out %s/lsreg_r", root, root, root);
-    REQUIRE(run(cmd, out, sizeof out) == 0);
-#undef LSREG
-    snprintf(a, sizeof a, "%s/lsreg/model.safetensors", root);
-    snprintf(b, sizeof b, "%s/lsreg_r/model.safetensors", root);
-    CHECK_MSG(vg_test_same_bytes(a, b), "final weights after resume differ from the uninterrupted run");
+    char a[512], e[512];
+    CHECK_MSG(resume_matches_straight(root, "--pool mean --patch-drop 0.5 --layer-scale 0.1 --reg-tokens 2", "lsreg",
+                                      8, 5, a, sizeof a),
+              "final weights after resume differ from the uninterrupted run (or a run failed)");
     vg_st_file *f = vg_st_open(a, e, sizeof e);
     if (!f) { vg_test_fail(__FILE__, __LINE__, "%s", e); return; }
     vg_vit_config c = vg_vit_config_default();
