@@ -19,6 +19,26 @@ static inline real apply_binary(binary_op op, real x, real y) {
     }
 }
 
+/* one row: o[j] = x[j·xs] ∘ y[j·ys]; the op and the common strides (1, or 0 for a broadcast
+ * operand) chosen outside the loop, so each loop vectorises */
+#define BINARY_ROW(EXPR)                                                                   \
+    do {                                                                                   \
+        if (xs == 1 && ys == 1) for (int64_t j = 0; j < len; j++) { real u = x[j], v = y[j]; o[j] = (EXPR); } \
+        else if (xs == 1 && ys == 0) { const real v = y[0]; for (int64_t j = 0; j < len; j++) { real u = x[j]; o[j] = (EXPR); } } \
+        else if (xs == 0 && ys == 1) { const real u = x[0]; for (int64_t j = 0; j < len; j++) { real v = y[j]; o[j] = (EXPR); } } \
+        else for (int64_t j = 0; j < len; j++) { real u = x[j * xs], v = y[j * ys]; o[j] = (EXPR); } \
+    } while (0)
+static void binary_row(binary_op op, real *restrict o, const real *x, int64_t xs, const real *y, int64_t ys,
+                       int64_t len) {
+    switch (op) {
+    case B_ADD: BINARY_ROW(u + v); break;
+    case B_SUB: BINARY_ROW(u - v); break;
+    case B_MUL: BINARY_ROW(u * v); break;
+    case B_DIV: BINARY_ROW(u / v); break;
+    }
+}
+#undef BINARY_ROW
+
 /* out = a ∘ b with broadcasting; no graph. */
 static vg_tensor *binary_raw(binary_op op, const vg_tensor *a, const vg_tensor *b) {
     int64_t shape[VG_MAX_DIMS], sa[VG_MAX_DIMS], sb[VG_MAX_DIMS];
@@ -36,12 +56,10 @@ static vg_tensor *binary_raw(binary_op op, const vg_tensor *a, const vg_tensor *
     real *o = vg_data(out);
     if (vg_same_shape(a, b) && vg_is_contiguous(a) && vg_is_contiguous(b)) {
         const real *x = vg_data(a), *y = vg_data(b);
-        switch (op) {   /* separate loops so each vectorises */
-        case B_ADD: for (int64_t i = 0; i < n; i++) o[i] = x[i] + y[i]; break;
-        case B_SUB: for (int64_t i = 0; i < n; i++) o[i] = x[i] - y[i]; break;
-        case B_MUL: for (int64_t i = 0; i < n; i++) o[i] = x[i] * y[i]; break;
-        case B_DIV: for (int64_t i = 0; i < n; i++) o[i] = x[i] / y[i]; break;
-        }
+        const int64_t CH = 16384;
+        #pragma omp parallel for schedule(static) if (n > 4 * CH)
+        for (int64_t c = 0; c < (n + CH - 1) / CH; c++)
+            binary_row(op, o + c * CH, x + c * CH, 1, y + c * CH, 1, n - c * CH < CH ? n - c * CH : CH);
         return out;
     }
     if (nd == 0) { o[0] = apply_binary(op, vg_data(a)[0], vg_data(b)[0]); return out; }
@@ -49,11 +67,8 @@ static vg_tensor *binary_raw(binary_op op, const vg_tensor *a, const vg_tensor *
     vg_broadcast_strides(b, nd, shape, sb);
     strided_iter it = {nd, shape, {out->strides, sa, sb}, {0, a->offset, b->offset}, 3};
     const real *x = a->storage->data, *y = b->storage->data;
-    int64_t len = shape[nd - 1], xs = sa[nd - 1], ys = sb[nd - 1];
-    FOR_EACH_ROW(it, {
-        real *orow = o + o_[0]; const real *xr = x + o_[1], *yr = y + o_[2];
-        for (int64_t j = 0; j < len; j++) orow[j] = apply_binary(op, xr[j * xs], yr[j * ys]);
-    });
+    const int64_t len = shape[nd - 1], xs = sa[nd - 1], ys = sb[nd - 1];
+    FOR_EACH_ROW_PARALLEL(it, n > 65536, binary_row(op, o + o_[0], x + o_[1], xs, y + o_[2], ys, len));
     return out;
 }
 

@@ -30,4 +30,25 @@ typedef struct {
         }                                                                                  \
     } while (0)
 
+/* FOR_EACH_ROW with the outermost dimension split over OpenMP's threads when `big` is true (and
+ * the shape has at least two dimensions): each index of dimension 0 is its own sub-iteration, so
+ * the rows are visited in an unspecified order — only for bodies whose rows are independent
+ * (element-wise results, copies). */
+#define FOR_EACH_ROW_PARALLEL(it, big, ...)                                                  \
+    do {                                                                                   \
+        if (!(big) || (it).ndim < 2) { FOR_EACH_ROW(it, __VA_ARGS__); break; }             \
+        const int64_t n0_ = (it).shape[0];                                                 \
+        _Pragma("omp parallel for schedule(static)")                                       \
+        for (int64_t i0_ = 0; i0_ < n0_; i0_++) {                                          \
+            int64_t sh_[VG_MAX_DIMS];                                                      \
+            for (int d0_ = 0; d0_ < (it).ndim; d0_++) sh_[d0_] = (it).shape[d0_];          \
+            sh_[0] = 1;                                                                    \
+            strided_iter sub_ = (it);                                                      \
+            sub_.shape = sh_;                                                              \
+            for (int k0_ = 0; k0_ < (it).n_ops; k0_++)                                     \
+                sub_.offsets[k0_] += i0_ * (it).strides[k0_][0];                           \
+            FOR_EACH_ROW(sub_, __VA_ARGS__);                                               \
+        }                                                                                  \
+    } while (0)
+
 #endif

@@ -243,7 +243,7 @@ void vg_copy_raw(vg_tensor *dst, const vg_tensor *src) {
                        {dst->offset, src->offset, 0}, 2};
     real *d = dst->storage->data; const real *s = src->storage->data;
     int64_t n = dst->shape[dst->ndim - 1], sd = dst->strides[dst->ndim - 1], ss = src->strides[src->ndim - 1];
-    FOR_EACH_ROW(it, {
+    FOR_EACH_ROW_PARALLEL(it, vg_numel(dst) > 65536 && dst->storage != src->storage, {
         real *dp = d + o_[0]; const real *sp = s + o_[1];
         for (int64_t j = 0; j < n; j++) dp[j * sd] = sp[j * ss];
     });
