@@ -50,7 +50,7 @@ HDRS  := $(wildcard */*.h) $(wildcard */*/*.h) $(wildcard *.h)
 
 PROGRAMS := $(BIN)/gradcheck train-binary $(if $(INSPECT_SRC),$(BIN)/inspect) $(BIN)/launch
 
-.PHONY: all test asan fuzz fuzz-binaries fuzz-seeds train-binary train-fashion train-imagenet reference bench bench-mpi data clean plot check-pytorch check-timm
+.PHONY: all test asan fuzz fuzz-binaries fuzz-seeds train-binary train-fashion train-imagenet recipe-flags reference bench bench-mpi data clean plot check-pytorch check-timm
 all: $(PROGRAMS)
 
 # Objects depend on the compile command too: a changed flag (or CC) rebuilds everything.
@@ -177,12 +177,18 @@ $(B)/train-mpi: $(B)/f32/train.o $(B)/mpi/dist/mpi.o $(B)/libvitgrad.a
 	$(MPICC) $^ -o $@ $(LDLIBS)
 $(B)/dist_check: $(B)/f32/tests/tools/dist_check.o $(B)/mpi/dist/mpi.o $(B)/libvitgrad.a
 	$(MPICC) $^ -o $@ $(LDLIBS)
+TRAIN_FASHION_FLAGS ?= --dataset fashion-mnist --model vit-mnist --epochs 10 --lr 2e-3 --warmup 1e --aug none --out runs/fashion-mnist
 train-fashion: train-binary
-	$(BIN)/train --dataset fashion-mnist --model vit-mnist --epochs 10 --lr 2e-3 --warmup 1e --aug none --out runs/fashion-mnist --continue
+	$(BIN)/train $(TRAIN_FASHION_FLAGS) --continue
 # train-imagenet: vit-tiny-in64 with CIFAR-10's winners and the conv stem, 28 epochs = 82.9 TFLOP
 # (docs/results.md: 77.20 % over two seeds, ~8 minutes on 2 Zen 4 cores)
+TRAIN_IMAGENET_FLAGS ?= --dataset imagefolder --model vit-tiny-in64 --pool mean --pos sincos2d --patch-drop 0.5 --conv-stem 32,64 --epochs 28 --batch 128 --lr 1e-3 --wd 0.05 --warmup 1e --min-lr 1e-5 --label-smoothing 0.1 --clip 1.0 --seed 0 --amp --out runs/in64-stem
 train-imagenet: train-binary
-	$(BIN)/train --dataset imagefolder --model vit-tiny-in64 --pool mean --pos sincos2d --patch-drop 0.5 --conv-stem 32,64 --epochs 28 --batch 128 --lr 1e-3 --wd 0.05 --warmup 1e --min-lr 1e-5 --label-smoothing 0.1 --clip 1.0 --seed 0 --amp --out runs/in64-stem --continue
+	$(BIN)/train $(TRAIN_IMAGENET_FLAGS) --continue
+# each training recipe's flags, one line each (tests/test_train.c has ./train check them all)
+recipe-flags:
+	@printf '%s\n' "train: $(TRAIN_FLAGS)" "train-long: $(TRAIN_LONG_FLAGS)" \
+	  "train-imagenet: $(TRAIN_IMAGENET_FLAGS)" "train-fashion: $(TRAIN_FASHION_FLAGS)"
 data:
 	sh data/download_cifar10.sh
 

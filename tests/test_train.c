@@ -641,6 +641,39 @@ VG_TEST(train_layer_scale_and_registers_are_saved_and_resume_bit_exact) {
     vg_st_close(f);
 }
 
+/* Run every line "NAME: FLAGS" of `make recipe-flags` (with `vars` added to make's command line) as
+ * ./train FLAGS --trace-shapes, which checks every flag and builds the model, then exits; how
+ * many lines exited with `want` goes to *ok, how many lines there were is returned (-1: make failed). */
+static int check_recipes(const char *vars, int want, int *ok) {
+    char out[16384], cmd[8192], res[8192];
+    snprintf(cmd, sizeof cmd, "env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory recipe-flags %s", vars);
+    if (run(cmd, out, sizeof out) != 0) return -1;
+    int n = 0;
+    *ok = 0;
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, "train", 5) || !colon) continue;
+        *colon = 0;
+        snprintf(cmd, sizeof cmd, "./train %s --trace-shapes", colon + 1);
+        int rc = run(cmd, res, sizeof res);
+        if (rc == want && (want || strstr(res, "GFLOP/image"))) (*ok)++;
+        else if (want == 0) vg_test_fail(__FILE__, __LINE__, "make %s: ./train%s --trace-shapes: exit %d: %.600s", line, colon + 1, rc, res);
+        n++;
+    }
+    return n;
+}
+
+/* The Makefile's training recipes (make train, train-long, train-imagenet, train-fashion) use flags
+ * ./train accepts: a typo there fails here, not an hour into a run */
+VG_TEST(train_make_recipes_use_flags_train_accepts) {
+    if (access("Makefile", R_OK) != 0) VG_SKIP("no Makefile in the working directory (run from the source tree)");
+    int ok = 0, n = check_recipes("", 0, &ok);
+    CHECK_MSG(n == 4 && ok == 4, "%d recipes, %d accepted", n, ok);
+    /* the check fails where it should: a recipe with a bad flag value exits 2 */
+    n = check_recipes("TRAIN_LONG_FLAGS='--epochs x'", 2, &ok);
+    CHECK_MSG(n == 4 && ok == 1, "with a bad train-long flag: %d recipes, %d exited 2", n, ok);
+}
+
 VG_TEST(train_nan_loss_stops_and_keeps_the_last_checkpoint) {
     const char *root = tmp_dir();
     REQUIRE(root);
