@@ -118,6 +118,72 @@ VG_TEST(nn_parity_linear) { parity_case("linear", 3, (const char *[]){"x", "weig
 VG_TEST(nn_parity_linear_4d_nobias) { parity_case("linear_nobias", 2, (const char *[]){"x", "weight"}, l_linear_nb); }
 VG_TEST(nn_parity_conv3x3) { parity_case("conv3x3", 3, (const char *[]){"x", "weight", "bias"}, l_conv3x3); }
 VG_TEST(nn_parity_patch_embed) { parity_case("patch", 3, (const char *[]){"x", "weight", "bias"}, l_patch); }
+/* conv2d (im2col, col2im, the three GEMMs) against the convolution written out as loops over
+ * every output and kernel tap, summed in double: y, dx, dw, db, on geometries the parity and
+ * gradcheck cases do not cover — every stride from 1 to 3 with padding 0–2, kernels 1–5, odd and
+ * non-square images, taps that fall off an edge for some output rows only, and batches of 17–33
+ * (im2col and col2im go through the images in chunks of 16: full and partial chunks). */
+VG_TEST(nn_conv2d_geometries_vs_direct) {
+    static const struct { int B, C, H, W, O, k, s, pad; } cases[] = {
+        {18, 2, 7, 9, 3, 3, 2, 1}, {3, 3, 8, 8, 4, 1, 1, 0}, {17, 1, 5, 6, 2, 5, 3, 2},
+        {2, 2, 6, 6, 2, 4, 4, 0}, {2, 3, 9, 7, 2, 2, 1, 1}, {33, 2, 4, 4, 2, 3, 1, 2},
+        {1, 1, 3, 3, 1, 3, 2, 0}, {4, 2, 10, 5, 3, 3, 3, 1}, {16, 3, 8, 8, 2, 3, 2, 1},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const int B = cases[ci].B, C = cases[ci].C, H = cases[ci].H, W = cases[ci].W, O = cases[ci].O;
+        const int k = cases[ci].k, s = cases[ci].s, pad = cases[ci].pad;
+        const int Ho = (H + 2 * pad - k) / s + 1, Wo = (W + 2 * pad - k) / s + 1;
+        vg_rng rng = vg_rng_seed(100 + ci);
+        vg_tensor *x = vg_persistent_zeros(VG_DIMS(B, C, H, W)), *w = vg_persistent_zeros(VG_DIMS(O, C, k, k));
+        vg_tensor *b = vg_persistent_zeros(VG_DIMS(O)), *dy = vg_persistent_zeros(VG_DIMS(B, O, Ho, Wo));
+        vg_init_uniform(x, &rng, -1, 1); vg_init_uniform(w, &rng, -1, 1);
+        vg_init_uniform(b, &rng, -1, 1); vg_init_uniform(dy, &rng, -1, 1);
+        x->requires_grad = w->requires_grad = b->requires_grad = true;
+        vg_tensor *y = vg_conv2d_fn(x, w, b, s, pad);
+        CHECK_MSG(y && vg_backward(y, dy), "case %zu: %s", ci, vg_error());
+        if (!y || !x->grad || !w->grad || !b->grad) break;
+        const real *X = vg_data(x), *Wt = vg_data(w), *DY = vg_data(dy);
+        double *dx = calloc((size_t)B * C * H * W, sizeof(double)), *dw = calloc((size_t)O * C * k * k, sizeof(double));
+        double err_y = 0, err_dx = 0, err_dw = 0, err_db = 0, scale = 1;
+        for (int n = 0; n < B; n++)
+            for (int o = 0; o < O; o++)
+                for (int oh = 0; oh < Ho; oh++)
+                    for (int ow = 0; ow < Wo; ow++) {
+                        double acc = vg_data(b)[o];
+                        const double g = DY[((n * O + o) * Ho + oh) * Wo + ow];
+                        for (int c = 0; c < C; c++)
+                            for (int ki = 0; ki < k; ki++)
+                                for (int kj = 0; kj < k; kj++) {
+                                    const int ih = oh * s - pad + ki, iw = ow * s - pad + kj;
+                                    if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                                    const long xi = ((long)(n * C + c) * H + ih) * W + iw, wi = ((o * C + c) * k + ki) * k + kj;
+                                    acc += (double)X[xi] * Wt[wi];
+                                    dx[xi] += g * Wt[wi];
+                                    dw[wi] += g * X[xi];
+                                }
+                        const double got = vg_data(y)[((n * O + o) * Ho + oh) * Wo + ow];
+                        if (fabs(got - acc) > err_y) err_y = fabs(got - acc);
+                    }
+        for (long i = 0; i < (long)B * C * H * W; i++)
+            if (fabs(vg_data(x->grad)[i] - dx[i]) > err_dx) err_dx = fabs(vg_data(x->grad)[i] - dx[i]);
+        for (long i = 0; i < (long)O * C * k * k; i++)
+            if (fabs(vg_data(w->grad)[i] - dw[i]) > err_dw) err_dw = fabs(vg_data(w->grad)[i] - dw[i]);
+        for (int o = 0; o < O; o++) {
+            double db = 0;
+            for (int n = 0; n < B; n++) for (int p = 0; p < Ho * Wo; p++) db += DY[(n * O + o) * Ho * Wo + p];
+            if (fabs(vg_data(b->grad)[o] - db) > err_db) err_db = fabs(vg_data(b->grad)[o] - db);
+        }
+        scale = (double)C * k * k + (double)B * Ho * Wo;   /* terms in the longest sum, each |·| ≤ 1 */
+        printf("    B %d C %d %dx%d O %d k %d s %d pad %d: max err y %.1e dx %.1e dw %.1e db %.1e\n", B, C, H, W, O, k, s, pad,
+               err_y, err_dx, err_dw, err_db);
+        CHECK_MSG(err_y <= 1e-6 * scale && err_dx <= 1e-6 * scale && err_dw <= 1e-6 * scale && err_db <= 1e-6 * scale,
+                  "case %zu: conv2d differs from the direct convolution", ci);
+        free(dx); free(dw);
+        vg_tensor_free(x); vg_tensor_free(w); vg_tensor_free(b); vg_tensor_free(dy);
+        vg_arena_reset();
+    }
+}
+
 VG_TEST(nn_parity_layernorm) { parity_case("layernorm", 3, (const char *[]){"x", "weight", "bias"}, l_layernorm); }
 VG_TEST(nn_parity_bias_gelu) { parity_case("bias_gelu", 2, (const char *[]){"x", "bias"}, l_bias_gelu); }
 VG_TEST(nn_parity_attention) { parity_case("attention", 1, (const char *[]){"qkv"}, l_attention); }
