@@ -451,6 +451,25 @@ VG_TEST(nn_layernorm_backward_adds_into_existing_grad) {
     vg_arena_reset();
 }
 
+/* LayerNorm without weight and bias is LayerNorm with weight 1 and bias 0, bit for bit: the
+ * output and dx (its backward's sums run in vector lanes where the CPU has AVX-512, with or
+ * without a weight); D = 19 leaves a tail after two groups of 8. */
+VG_TEST(nn_layernorm_without_affine_is_unit_affine) {
+    const int64_t R = 40, D = 19;
+    vg_rng rng = vg_rng_seed(12);
+    vg_tensor *x = vg_param(VG_DIMS(R, D)), *x2 = vg_param(VG_DIMS(R, D));
+    vg_tensor *w = vg_param(VG_DIMS(D)), *b = vg_param(VG_DIMS(D));
+    vg_copy_raw(x, vg_randn(&rng, VG_DIMS(R, D), 0.5, 2)); vg_copy_raw(x2, x);
+    vg_fill_raw(w, 1);
+    vg_tensor *g = vg_randn(&rng, VG_DIMS(R, D), 0, 1);
+    vg_tensor *y = vg_layernorm_fn(x, NULL, NULL, 1e-6), *y2 = vg_layernorm_fn(x2, w, b, 1e-6);
+    REQUIRE(y && y2 && vg_backward(y, g) && vg_backward(y2, g));
+    CHECK(memcmp(vg_data(y), vg_data(y2), sizeof(real) * (size_t)(R * D)) == 0);
+    CHECK(memcmp(vg_data(x->grad), vg_data(x2->grad), sizeof(real) * (size_t)(R * D)) == 0);
+    vg_tensor_free(x); vg_tensor_free(x2); vg_tensor_free(w); vg_tensor_free(b);
+    vg_arena_reset();
+}
+
 /* ------------------------------------------------------------------ dropout */
 VG_TEST(nn_dropout_fraction_and_scale) {
     const int64_t n = 200000;
