@@ -23,6 +23,7 @@
 #ifndef VG_DOUBLE
 #include "gemm.h"
 #include "bf16.h"
+#include <math.h>
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +150,12 @@ static VG_ALWAYS_INLINE __m512bh load_pairs(const uint32_t *p) {
     memcpy(&r, p, 64);
     return r;
 }
+static VG_ALWAYS_INLINE __m512bh load_panel_pairs(const uint32_t *p) {
+    __m512bh r;
+    memset(&r, 0, 64);
+    memcpy(&r, p, 4 * MR);
+    return r;
+}
 #else
 static VG_ALWAYS_INLINE __m512bh broadcast_pair(const uint32_t *p) {
     return (__m512bh)_mm512_set1_epi32((int)*p);
@@ -156,7 +163,38 @@ static VG_ALWAYS_INLINE __m512bh broadcast_pair(const uint32_t *p) {
 static VG_ALWAYS_INLINE __m512bh load_pairs(const uint32_t *p) {
     return (__m512bh)_mm512_loadu_si512(p);
 }
+/* the MR = 12 rows' pairs at one k pair of an A panel, in lanes 0–11 (the rest 0) */
+static VG_ALWAYS_INLINE __m512bh load_panel_pairs(const uint32_t *p) {
+    return (__m512bh)_mm512_maskz_loadu_epi32((__mmask16)((1u << MR) - 1), p);
+}
 #endif
+
+/* A tile column with at most NARROW live columns (the 33rd or the 65th of attention's S = QKᵀ and
+ * dÂ = dO·Vᵀ, 33 or 65 tokens): the tile's rows in the vector lanes instead of its columns, one
+ * vdpbf16ps per live column per k pair instead of 12 for a 16-wide half of the tile. Each element
+ * still adds its pairs in the same order with the same instruction (its two products commute), and
+ * is stored by the same formula c = alpha·acc + (beta·c + bias): the same bits as the 12×32 tile. */
+enum { NARROW = 4 };
+static void micro_kernel_narrow(int kcp, const uint32_t *restrict a, const uint32_t *restrict b, float *c,
+                                long ldc, int mr, int nr, float alpha, float beta, const float *bias) {
+    __m512 acc[NARROW];
+    for (int j = 0; j < NARROW; j++) acc[j] = _mm512_setzero_ps();
+    for (int p = 0; p < kcp; p++) {
+        const __m512bh rows = load_panel_pairs(a);
+        for (int j = 0; j < nr; j++) acc[j] = _mm512_dpbf16_ps(acc[j], rows, broadcast_pair(b + j));
+        a += MR; b += NR;
+    }
+    for (int j = 0; j < nr; j++) {
+        float v[16];
+        _mm512_mask_storeu_ps(v, (__mmask16)0xffff, acc[j]);
+        for (int r = 0; r < mr; r++) {
+            float *cr = c + r * ldc + j;
+            float t = bias ? bias[j] : 0.0f;
+            if (beta != 0) t = fmaf(beta, *cr, t);
+            *cr = fmaf(alpha, v[r], t);
+        }
+    }
+}
 
 static void micro_kernel(int kcp, const uint32_t *restrict a, const uint32_t *restrict b, float *c,
                          long ldc, int mr, int nr, float alpha, float beta, const float *bias) {
@@ -167,6 +205,7 @@ static void micro_kernel(int kcp, const uint32_t *restrict a, const uint32_t *re
                     c##r##_1 = _mm512_dpbf16_ps(c##r##_1, x, b1); }
 #define ROW_STORE(r) if (r < mr) store_row(c + r * ldc, c##r##_0, c##r##_1, alpha, beta, bias, m0, m1);
 #define ROW_DP_HALF(r) c##r##_0 = _mm512_dpbf16_ps(c##r##_0, broadcast_pair(a + r), b0);
+    if (nr <= NARROW) { micro_kernel_narrow(kcp, a, b, c, ldc, mr, nr, alpha, beta, bias); return; }
     ROWS(ROW_ZERO)
     if (nr <= 16)            /* a tile column at most half full (attention's 33×33 S): its half */
         for (int p = 0; p < kcp; p++) {

@@ -290,6 +290,39 @@ VG_TEST(gemm_bf16_in_place_blocks_and_long_k) {
     CHECK(bad == 0);
 }
 
+/* vdpbf16ps: a product whose last tile column has 1–4 live columns (attention's 33 or 65 tokens)
+ * gives those columns the same bits as a wider product in which they are interior columns: they
+ * run with the rows in the vector lanes, which must add each element's pairs in the same order.
+ * Every transpose, alpha/beta/bias, rows not a multiple of 12, two K blocks (K = 300). (The other
+ * backends make no such promise: the FP32 GEMM and AMX's edge blocks sum in another order.) */
+VG_TEST(gemm_bf16_narrow_columns_same_bits_as_wide) {
+    int ran = 0;
+    for_backends()
+    for (int t = 0; t < 4 && !strcmp(BACKEND, "vdpbf16ps") && ++ran; t++)
+        for (int extra = 1; extra <= 5; extra++) {
+            const int tA = t >> 1, tB = t & 1, M = 29, K = t == 3 ? 300 : 65, Nn = 32 + extra, Nw = 64;
+            float *A = rnd_alloc((long)M * K), *Bw = rnd_alloc((long)K * Nw), *bias = rnd_alloc(Nw);
+            float *Bn = malloc(sizeof(float) * (size_t)K * Nn), *Cw = rnd_alloc((long)M * Nw), *Cn = malloc(sizeof(float) * (size_t)M * Nn);
+            for (int k = 0; k < K; k++)                 /* B's first Nn columns (tB: its first Nn rows) */
+                for (int j = 0; j < Nn; j++) Bn[tB ? (long)j * K + k : (long)k * Nn + j] = Bw[tB ? (long)j * K + k : (long)k * Nw + j];
+            for (int i = 0; i < M; i++) memcpy(Cn + (long)i * Nn, Cw + (long)i * Nw, sizeof(float) * (size_t)Nn);
+            const float alpha = extra % 2 ? 0.75f : 1, beta = extra > 2 ? 0.5f : 0;
+            if (extra == 4) {
+                vg_gemm_bf16_bias(tA, tB, M, Nw, K, alpha, A, tA ? M : K, Bw, tB ? K : Nw, bias, Cw, Nw);
+                vg_gemm_bf16_bias(tA, tB, M, Nn, K, alpha, A, tA ? M : K, Bn, tB ? K : Nn, bias, Cn, Nn);
+            } else {
+                vg_gemm_bf16(tA, tB, M, Nw, K, alpha, A, tA ? M : K, Bw, tB ? K : Nw, beta, Cw, Nw);
+                vg_gemm_bf16(tA, tB, M, Nn, K, alpha, A, tA ? M : K, Bn, tB ? K : Nn, beta, Cn, Nn);
+            }
+            int diff = 0;
+            for (int i = 0; i < M; i++) diff += memcmp(Cn + (long)i * Nn, Cw + (long)i * Nw, sizeof(float) * (size_t)Nn) != 0;
+            CHECK_MSG(diff == 0, "%s %dx%dx%d %c%c: %d rows differ from the 64-wide product", BACKEND, M, Nn, K,
+                      tA ? 'T' : 'N', tB ? 'T' : 'N', diff);
+            free(A); free(Bw); free(bias); free(Bn); free(Cw); free(Cn);
+        }
+    if (!ran) VG_SKIP("no vdpbf16ps backend in this binary (the emulated run has it)");
+}
+
 /* "fp32" is vg_gemm itself: the same bits, inputs not rounded */
 VG_TEST(gemm_bf16_fp32_backend_is_the_fp32_gemm) {
     const int M = 70, N = 45, K = 130;
