@@ -177,13 +177,19 @@ static VG_ALWAYS_INLINE __m512bh load_panel_pairs(const uint32_t *p) {
 enum { NARROW = 4 };
 static void micro_kernel_narrow(int kcp, const uint32_t *restrict a, const uint32_t *restrict b, float *c,
                                 long ldc, int mr, int nr, float alpha, float beta, const float *bias) {
-    __m512 acc[NARROW];
-    for (int j = 0; j < NARROW; j++) acc[j] = _mm512_setzero_ps();
+    /* all NARROW columns every k pair (the panel is NR wide, zero past N): a loop count of nr (or an
+     * array) kept the accumulators on the stack, a store and a reload per vdpbf16ps (objdump) */
+    _Static_assert(NARROW == 4, "four named accumulators");
+    __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
     for (int p = 0; p < kcp; p++) {
         const __m512bh rows = load_panel_pairs(a);
-        for (int j = 0; j < nr; j++) acc[j] = _mm512_dpbf16_ps(acc[j], rows, broadcast_pair(b + j));
+        c0 = _mm512_dpbf16_ps(c0, rows, broadcast_pair(b));
+        c1 = _mm512_dpbf16_ps(c1, rows, broadcast_pair(b + 1));
+        c2 = _mm512_dpbf16_ps(c2, rows, broadcast_pair(b + 2));
+        c3 = _mm512_dpbf16_ps(c3, rows, broadcast_pair(b + 3));
         a += MR; b += NR;
     }
+    const __m512 acc[NARROW] = {c0, c1, c2, c3};
     for (int j = 0; j < nr; j++) {
         float v[16];
         _mm512_mask_storeu_ps(v, (__mmask16)0xffff, acc[j]);
