@@ -278,6 +278,45 @@ VG_TEST(inspect_graph_dot_well_formed) {
     }
 }
 
+/* --full-last-block: the textbook graph, every token through the last block; without it a class-token
+ * model's last block narrows to the class token. The same loss either way; the op counts from the
+ * library's own graph with full_last_block set. */
+VG_TEST(inspect_graph_full_last_block) {
+    if (!have_inspect()) VG_SKIP("./inspect not built (run make first)");
+    mktmp();
+    int ops[2], edges[2];
+    double loss[2];
+    for (int full = 0; full < 2; full++) {
+        CHECK(run(full ? "./inspect graph --model vit-mnist --depth 1 --full-last-block --out $TMP/gf.dot"
+                       : "./inspect graph --model vit-mnist --depth 1 --out $TMP/gf.dot", out, sizeof out) == 0);
+        const char *s = strstr(out, "forward + loss = ");
+        REQUIRE(s && sscanf(s, "forward + loss = %d ops, %*d leaves (%*d named parameters), %d edges, loss %lf", &ops[full], &edges[full], &loss[full]) == 3);
+        CHECK(strstr(out, full ? "full last block" : "last block for the class token") != NULL);
+        FILE *f = fopen(T("$TMP/gf.dot"), "r");
+        REQUIRE(f);
+        static char dot[1 << 20];
+        size_t len = fread(dot, 1, sizeof dot - 1, f);
+        dot[len] = 0;
+        fclose(f);
+        CHECK_MSG((strstr(dot, "\"narrow\\n") == NULL) == (full == 1), "full %d: narrow ops %s", full, full ? "present" : "absent");
+    }
+    CHECK(ops[1] < ops[0] && edges[1] < edges[0]);
+    CHECK(loss[0] == loss[1]);
+    vg_vit m;
+    vg_vit_config c;
+    REQUIRE(vg_vit_preset("vit-mnist", &c));
+    c.depth = 1;
+    vg_rng rng = vg_rng_seed(0);
+    REQUIRE(vg_vit_init(&m, &c, &rng));
+    m.full_last_block = true;
+    int32_t labels[2] = {0, 1};
+    vg_tensor *l = vg_cross_entropy_fn(vg_vit_forward(&m, vg_zeros(VG_DIMS(2, 1, 28, 28)), false, NULL), labels, 0.1);
+    vg_node *nodes[1024];
+    CHECK(vg_graph_nodes(l, nodes, 1024) == ops[1]);
+    vg_arena_reset();
+    vg_vit_free(&m);
+}
+
 VG_TEST(inspect_embed_knn_small) {
     if (!have_inspect()) VG_SKIP("./inspect not built (run make first)");
     const char *dir = getenv("FASHION_MNIST_DIR");
