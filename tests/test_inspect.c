@@ -85,11 +85,13 @@ static int write_test_png(const char *path, int w, int h) {
     return fclose(f);
 }
 
-/* a small random model saved as ./train does (weights + "model.*" metadata) */
-static int save_small_model(const char *path, int in_chans, int img, int patch) {
+/* a small random model saved as ./train does (weights + "model.*" metadata), optionally with
+ * mean pooling and "data.class_names" metadata (one name a line) */
+static int save_model(const char *path, int in_chans, int img, int patch, bool mean_pool, const char *class_names) {
     vg_vit_config c = vg_vit_config_default();
     c.img_size = img; c.patch_size = patch; c.in_chans = in_chans; c.num_classes = 10;
     c.embed_dim = 16; c.depth = 2; c.num_heads = 2;
+    if (mean_pool) c.pool = VG_VIT_POOL_MEAN;
     vg_vit m;
     vg_rng rng = vg_rng_seed(1);
     if (!vg_vit_init(&m, &c, &rng)) return -1;
@@ -98,12 +100,16 @@ static int save_small_model(const char *path, int in_chans, int img, int patch) 
     vg_st_writer *w = vg_st_writer_new();
     char err[512];
     int rc = vg_params_to_writer(&st, w, err, sizeof err) || vg_vit_config_to_meta(&c, w, err, sizeof err) ||
+             (class_names && vg_st_writer_meta(w, "data.class_names", class_names, err, sizeof err)) ||
              vg_st_write(w, path, err, sizeof err);
     if (rc) fprintf(stderr, "    %s\n", err);
     vg_st_writer_free(w);
     vg_params_free(&st);
     vg_vit_free(&m);
     return rc ? -1 : 0;
+}
+static int save_small_model(const char *path, int in_chans, int img, int patch) {
+    return save_model(path, in_chans, img, patch, false, NULL);
 }
 
 static char out[1 << 16];
@@ -168,10 +174,46 @@ VG_TEST(inspect_attention_rollout_rows_sum_to_one) {
     REQUIRE(printed_size(out, &pw, &ph));
     REQUIRE(png_size(T("$TMP/att.png"), &w, &h) == 0);
     CHECK(w == pw && h == ph);
-    CHECK(w == 28 + 4 * (96 + 6) && h == 20 + 2 * (96 + 6) + 4);   /* 16 px × zoom 6; image, 2 heads, rollout */
+    CHECK(w == 28 + 4 * (96 + 6) && h == 44 + 2 * (96 + 6 + 10) + 40);   /* 16 px × zoom 6; image, 2 heads, rollout */
+    /* cls pooling: the class token's attention, named as such; no class names: "class N" */
+    CHECK(strstr(out, "cls pooling: the head reads the class token") != NULL);
+    int pred;
+    double prob;
+    const char *p = strstr(out, "prediction: class ");
+    REQUIRE(p && sscanf(p, "prediction: class %d (class %*d), probability %lf", &pred, &prob) == 2);
+    CHECK(pred >= 0 && pred < 10 && prob >= 0.1 && prob <= 1);
     /* the run directory form of --ckpt and a missing image */
     CHECK(run("./inspect attention --ckpt $TMP/model.safetensors --image $TMP/missing.png", out, sizeof out) == 1);
     CHECK(strstr(out, "missing.png") != NULL);
+}
+
+/* a mean-pooling model: the maps are the attention each patch receives (mean over the patch
+ * queries), labelled so; the prediction is named from the checkpoint's data.class_names */
+VG_TEST(inspect_attention_mean_pooling_and_class_names) {
+    if (!have_inspect()) VG_SKIP("./inspect not built (run make first)");
+    mktmp();
+    REQUIRE(save_model(T("$TMP/mean.safetensors"), 3, 16, 4, true, "n0\nn1\nn2\nn3\nn4\nn5\nn6\nn7\nn8\nn9") == 0);
+    REQUIRE(write_test_png(T("$TMP/img.png"), 40, 30) == 0);
+    CHECK(run("./inspect attention --ckpt $TMP/mean.safetensors --image $TMP/img.png --out $TMP/att_mean.png", out, sizeof out) == 0);
+    CHECK(strstr(out, "mean pooling: the head reads the average of the 16 patch tokens, not the class token") != NULL);
+    CHECK(strstr(out, "averaged over the 16 patch queries") != NULL);
+    CHECK(strstr(out, "CLS -> patches") == NULL && strstr(out, "mean attention each patch receives") != NULL);
+    int pred, pred2;
+    double prob;
+    const char *p = strstr(out, "prediction: n");
+    REQUIRE(p && sscanf(p, "prediction: n%d (class %d), probability %lf", &pred, &pred2, &prob) == 3);
+    CHECK(pred == pred2 && prob >= 0.1 && prob <= 1);
+    /* the pooled row of the rollout: its mass on the class token and on the patches adds up to 1 */
+    double on_cls, on_patches;
+    p = strstr(out, "what the pooled vector draws on): ");
+    REQUIRE(p && sscanf(p, "what the pooled vector draws on): %lf of the mass on the class token,\n  %lf", &on_cls, &on_patches) == 2);
+    CHECK_CLOSE(on_cls + on_patches, 1, 2e-3);
+    int w, h;
+    REQUIRE(png_size(T("$TMP/att_mean.png"), &w, &h) == 0);
+    /* class names that are not one per class are not used */
+    REQUIRE(save_model(T("$TMP/mean3.safetensors"), 3, 16, 4, true, "a\nb\nc") == 0);
+    CHECK(run("./inspect attention --ckpt $TMP/mean3.safetensors --image $TMP/img.png", out, sizeof out) == 0);
+    CHECK(strstr(out, "prediction: class ") != NULL);
 }
 
 VG_TEST(inspect_pngs_decode_with_expected_size) {
