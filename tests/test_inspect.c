@@ -87,11 +87,17 @@ static int write_test_png(const char *path, int w, int h) {
 
 /* a small random model saved as ./train does (weights + "model.*" metadata), optionally with
  * mean pooling and "data.class_names" metadata (one name a line) */
-static int save_model(const char *path, int in_chans, int img, int patch, bool mean_pool, const char *class_names) {
+static vg_vit_config small_config(int in_chans, int img, int patch, bool mean_pool, bool class_token) {
     vg_vit_config c = vg_vit_config_default();
     c.img_size = img; c.patch_size = patch; c.in_chans = in_chans; c.num_classes = 10;
     c.embed_dim = 16; c.depth = 2; c.num_heads = 2;
     if (mean_pool) c.pool = VG_VIT_POOL_MEAN;
+    c.class_token = class_token;
+    return c;
+}
+static int save_model(const char *path, int in_chans, int img, int patch, bool mean_pool, bool class_token,
+                      const char *class_names) {
+    vg_vit_config c = small_config(in_chans, img, patch, mean_pool, class_token);
     vg_vit m;
     vg_rng rng = vg_rng_seed(1);
     if (!vg_vit_init(&m, &c, &rng)) return -1;
@@ -109,7 +115,7 @@ static int save_model(const char *path, int in_chans, int img, int patch, bool m
     return rc ? -1 : 0;
 }
 static int save_small_model(const char *path, int in_chans, int img, int patch) {
-    return save_model(path, in_chans, img, patch, false, NULL);
+    return save_model(path, in_chans, img, patch, false, true, NULL);
 }
 
 static char out[1 << 16];
@@ -192,7 +198,7 @@ VG_TEST(inspect_attention_rollout_rows_sum_to_one) {
 VG_TEST(inspect_attention_mean_pooling_and_class_names) {
     if (!have_inspect()) VG_SKIP("./inspect not built (run make first)");
     mktmp();
-    REQUIRE(save_model(T("$TMP/mean.safetensors"), 3, 16, 4, true, "n0\nn1\nn2\nn3\nn4\nn5\nn6\nn7\nn8\nn9") == 0);
+    REQUIRE(save_model(T("$TMP/mean.safetensors"), 3, 16, 4, true, true, "n0\nn1\nn2\nn3\nn4\nn5\nn6\nn7\nn8\nn9") == 0);
     REQUIRE(write_test_png(T("$TMP/img.png"), 40, 30) == 0);
     CHECK(run("./inspect attention --ckpt $TMP/mean.safetensors --image $TMP/img.png --out $TMP/att_mean.png", out, sizeof out) == 0);
     CHECK(strstr(out, "mean pooling: the head reads the average of the 16 patch tokens, not the class token") != NULL);
@@ -210,10 +216,50 @@ VG_TEST(inspect_attention_mean_pooling_and_class_names) {
     CHECK_CLOSE(on_cls + on_patches, 1, 2e-3);
     int w, h;
     REQUIRE(png_size(T("$TMP/att_mean.png"), &w, &h) == 0);
+    /* layer 1, head 1 from the library: the same model (config, seed 1), the image through the eval
+     * transform with CIFAR-10's normalisation (a file's default), each key's weight averaged over
+     * the 16 patch queries */
+    {
+        vg_vit_config c = small_config(3, 16, 4, true, true);
+        vg_vit m;
+        vg_rng rng = vg_rng_seed(1);
+        REQUIRE(vg_vit_init(&m, &c, &rng));
+        uint8_t *px; int ih, iw, src; char err[VG_DATA_ERRLEN];
+        REQUIRE(vg_image_decode_file(T("$TMP/img.png"), &px, &ih, &iw, &src, err, sizeof err) == 0);
+        const float mean[3] = VG_CIFAR10_MEAN, stdv[3] = VG_CIFAR10_STD;
+        vg_tensor *x = vg_empty(VG_DIMS(1, 3, 16, 16)), *a = NULL;
+        vg_resize_center_crop(px, 3, ih, iw, 16, vg_data(x), mean, stdv);
+        free(px);
+        vg_no_grad_begin();
+        x = vg_vit_pos_embed(&m, vg_vit_patch_embed(&m, x));
+        for (int l = 0; l < 2 && x; l++) x = vg_vit_block_forward(&m, l, x, false, NULL, &a);   /* a: layer 1's (1, 2, 17, 17) */
+        vg_no_grad_end();
+        REQUIRE(x && a);
+        vg_tensor *ac = vg_contiguous(a);
+        double v[16] = {0}, cls_w = 0;
+        for (int q = 1; q < 17; q++) {
+            const real *row = vg_data(ac) + (size_t)(17 + q) * 17;          /* head 1, query q */
+            cls_w += row[0] / 16;
+            for (int k = 0; k < 16; k++) v[k] += row[1 + k] / 16;
+        }
+        int best = 0;
+        for (int k = 1; k < 16; k++) if (v[k] > v[best]) best = k;
+        char want[64];
+        snprintf(want, sizeof want, "h1 (%d,%d) %.3f cls %.2f", best / 4, best % 4, v[best], cls_w);
+        p = strstr(out, "  layer 1:");
+        CHECK_MSG(p && strstr(p, want), "expected '%s' in layer 1's line", want);
+        vg_arena_reset();
+        vg_vit_free(&m);
+    }
     /* class names that are not one per class are not used */
-    REQUIRE(save_model(T("$TMP/mean3.safetensors"), 3, 16, 4, true, "a\nb\nc") == 0);
+    REQUIRE(save_model(T("$TMP/mean3.safetensors"), 3, 16, 4, true, true, "a\nb\nc") == 0);
     CHECK(run("./inspect attention --ckpt $TMP/mean3.safetensors --image $TMP/img.png", out, sizeof out) == 0);
     CHECK(strstr(out, "prediction: class ") != NULL);
+    /* no class token (timm's class_token=False): 16 tokens, all patches */
+    REQUIRE(save_model(T("$TMP/gap.safetensors"), 3, 16, 4, true, false, NULL) == 0);
+    CHECK(run("./inspect attention --ckpt $TMP/gap.safetensors --image $TMP/img.png --out $TMP/gap.png", out, sizeof out) == 0);
+    CHECK(strstr(out, "patches of 4 px, 16 tokens") && strstr(out, "mean of the 16 patch rows") && !strstr(out, " cls "));
+    CHECK(strstr(out, "= token 0:") || strstr(out, "= token 1:"));
 }
 
 VG_TEST(inspect_pngs_decode_with_expected_size) {
