@@ -213,6 +213,10 @@ int inspect_attention_main(int argc, char **argv) {
                               pred == im.label ? "correct" : "wrong", im.label, im.label_name);
     else printf("prediction: %s (class %d), probability %.3f\n", pred_name, pred, prob);
     double *v = malloc(sizeof *v * (N > T ? N : T)), *rrow = malloc(sizeof *rrow * T);
+    if (!v || !rrow) {
+        fprintf(stderr, "inspect attention: out of memory\n");
+        free(v); free(rrow); free(att); free(R); ic_image_free(&im); ic_model_free(&mm); return IC_FAIL;
+    }
     if (mean_pool) {
         printf("mean pooling: the head reads the average of the %d patch tokens, not the class token; shown is\n"
                "the attention each patch receives, averaged over the %d patch queries. Per layer and head: the\n"
