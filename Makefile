@@ -111,6 +111,12 @@ $(BIN)/launch: $(B)/f32/launcher/launch.o
 	$(CC) $^ -o $@ $(EXTRA_LDFLAGS)
 $(B)/autograd_example: $(B)/f32/examples/autograd_example.o $(B)/libvitgrad.a
 	$(CC) $^ -o $@ $(LDLIBS)
+# the program outputs quoted in docs/tutorial.md and README.md, run and compared (tests/run.sh)
+$(B)/docs_check: $(B)/f32/tests/tools/docs_check.o
+	$(CC) $^ -o $@
+# vg_gradcheck on a user's function: float64 (-DVG_DOUBLE, the f64 objects) against libvitgrad64.a
+$(B)/gradcheck_example: $(B)/f64/examples/gradcheck_example.o $(B)/libvitgrad64.a
+	$(CC) $^ -o $@ $(LDLIBS)
 # run_tests counts our code's allocation calls (tests/test_alloc.c): the library is linked statically,
 # so --wrap reroutes its malloc/free calls through the test's counting wrappers.
 WRAP_ALLOC := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc,--wrap=free
@@ -169,7 +175,7 @@ fuzz-seeds: $(B)/make_seeds
 
 # with mpicc and mpirun present, the tests also run ./train as 2 MPI ranks ($(B)/train-mpi) and the
 # gradient bucketer over 2 ranks ($(B)/dist_check) $(FUZZ_REPLAY)
-test: all $(B)/run_tests $(B)/run_tests_emulated $(B)/autograd_example $(if $(HAVE_MPI),$(B)/train-mpi $(B)/dist_check) $(FUZZ_REPLAY)
+test: all $(B)/run_tests $(B)/run_tests_emulated $(B)/autograd_example $(B)/gradcheck_example $(B)/docs_check $(if $(HAVE_MPI),$(B)/train-mpi $(B)/dist_check) $(FUZZ_REPLAY)
 	@bash tests/run.sh $(B) $(BIN)
 
 asan:

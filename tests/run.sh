@@ -84,6 +84,13 @@ ex_out=$("$B/autograd_example" 2>&1); echo "$ex_out"
 if echo "$ex_out" | grep -q "w = 2.0000, b = -1.0000"; then
     total_p=$((total_p + 1)); echo "  ok   readme example converges"
 else total_f=$((total_f + 1)); echo "  FAIL readme example did not converge"; fi
+# the program outputs quoted in the docs, run and compared (tests/tools/docs_check.c; the slow ones and
+# those that need a training run: docs/tutorial_assets.sh)
+run "docs' quoted outputs" "$B/docs_check" --bin "$BIN" docs/tutorial.md README.md
+# vg_gradcheck on a user's function, float64 (examples/gradcheck_example.c): two right rules pass, a wrong one fails
+echo "== gradcheck example: $B/gradcheck_example"
+if "$B/gradcheck_example"; then total_p=$((total_p + 1)); echo "  ok   gradcheck example"
+else total_f=$((total_f + 1)); echo "  FAIL gradcheck example"; fi
 if [ "$total_s" -gt 0 ]; then echo "$total_p passed, $total_f failed, $total_s skipped"
 else echo "$total_p passed, $total_f failed"; fi
 [ "$total_f" -eq 0 ]
