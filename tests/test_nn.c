@@ -110,8 +110,8 @@ static vg_tensor *l_layernorm(vg_tensor **t) { return vg_layernorm_fn(t[0], t[1]
 static vg_tensor *l_bias_gelu(vg_tensor **t) { return vg_bias_gelu_fn(t[0], t[1]); }
 static vg_tensor *l_attention(vg_tensor **t) { return vg_attention_fn(t[0], 2, 0, false, NULL, NULL); }
 static vg_tensor *l_mhsa(vg_tensor **t) {
-    vg_mhsa m = {.qkv = {t[1], t[2], 8, 24}, .proj = {t[3], t[4], 8, 8}, .dim = 8, .heads = 2};
-    return vg_mhsa_forward(&m, t[0], true, NULL, NULL);      /* dropout 0: no rng needed */
+    vg_mhsa m = {.qkv = {t[1], t[2]}, .proj = {t[3], t[4]}, .heads = 2};
+    return vg_mhsa_forward(&m, t[0], 0, true, NULL, NULL);      /* dropout 0: no rng needed */
 }
 
 VG_TEST(nn_parity_linear) { parity_case("linear", 3, (const char *[]){"x", "weight", "bias"}, l_linear); }
