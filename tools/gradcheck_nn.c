@@ -81,17 +81,9 @@ static vg_tensor *f_mhsa(vg_tensor *const *in, void *ctx) {
     vg_rng rng = vg_rng_seed(13);
     return vg_mhsa_forward(&m, in[0], 0, true, &rng, NULL);
 }
-/* the first two tokens' outputs alone (a ViT's last block with CLS pooling) */
-static vg_tensor *f_mhsa_rows(vg_tensor *const *in, void *ctx) {
-    const at_ctx *c = ctx;
-    vg_mhsa m = {.qkv = {in[1], in[2]}, .proj = {in[3], in[4]}, .heads = c->heads, .attn_drop = c->drop, .proj_drop = c->drop};
-    vg_rng rng = vg_rng_seed(13);
-    return vg_mhsa_forward(&m, in[0], 2, true, &rng, NULL);
-}
 static at_ctx mh2 = {2, 0}, mh2d = {2, 0.25};
 GC_REGISTER(mh_a, {"mhsa", "2 heads", f_mhsa, &mh2, 5, {GC_IN(2, 5, 8), GC_IN(24, 8), GC_IN(24), GC_IN(8, 8), GC_IN(8)}})
 GC_REGISTER(mh_b, {"mhsa", "2 heads, dropout 0.25", f_mhsa, &mh2d, 5, {GC_IN(2, 5, 8), GC_IN(24, 8), GC_IN(24), GC_IN(8, 8), GC_IN(8)}})
-GC_REGISTER(mh_r, {"mhsa", "2 heads, dropout 0.25, outputs of 2 of 5 tokens", f_mhsa_rows, &mh2d, 5, {GC_IN(2, 5, 8), GC_IN(24, 8), GC_IN(24), GC_IN(8, 8), GC_IN(8)}})
 
 /* ---- cross-entropy: the labels are not differentiated, they live in the ctx */
 typedef struct { double smoothing; int32_t labels[4]; } ce_ctx;
