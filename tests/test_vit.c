@@ -222,7 +222,9 @@ VG_TEST(vit_config_errors) {
     vg_vit m;
     vg_rng rng = vg_rng_seed(0);
     cfg.img_size = 30;
-    CHECK(!vg_vit_init(&m, &cfg, &rng) && strstr(vg_error(), "multiple of the patch size"));
+    CHECK(!vg_vit_init(&m, &cfg, &rng) && strstr(vg_error(), "vit: img_size 30 is not a multiple of patch_size 4"));
+    cfg = vg_vit_config_default(); cfg.depth = 0;               /* a field's range (vit_fields.h) */
+    CHECK_MSG(!vg_vit_init(&m, &cfg, &rng) && strstr(vg_error(), "vit: depth 0 is not in [1, 1024]"), "%s", vg_error());
     cfg = vg_vit_config_default(); cfg.num_heads = 5;
     CHECK(!vg_vit_init(&m, &cfg, &rng) && strstr(vg_error(), "num_heads"));
     cfg = vg_vit_config_default(); cfg.embed_dim = 6; cfg.num_heads = 2; cfg.pos_embed = VG_VIT_POS_SINCOS2D;

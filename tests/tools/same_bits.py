@@ -28,7 +28,7 @@ OPTIONS = [
     ["--patch-drop", "0.5"], ["--layer-scale", "1e-5"], ["--reg-tokens", "4"],
     ["--reg-tokens", "2", "--pool", "mean"], ["--drop-path", "0.1"], ["--drop", "0.1", "--attn-drop", "0.1"],
     ["--mlp-ratio", "2", "--dim", "64", "--heads", "2", "--depth", "2"], ["--img-size", "16", "--patch", "2"],
-    ["--num-classes", "7"],
+    ["--full-last-block"], ["--pool", "mean", "--patch-drop", "0.5", "--patch-drop-until", "20s"],
 ]
 RUNS += [(" ".join(o), M + o) for o in OPTIONS]
 COMMON = ["--steps", "1000", "--stop-at", "30", "--batch", "8", "--threads", "1", "--seed", "0",
