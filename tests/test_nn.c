@@ -647,6 +647,14 @@ VG_TEST(nn_params_names_and_weight_decay) {
     vg_params_free(&p);
     vg_mhsa_free(&attn);
     vg_layernorm_free(&norm);
+    /* a conv: weight decays (4-D), bias does not */
+    vg_conv2d conv;
+    vg_conv2d_init(&conv, 3, 8, 4, 4, 0, true, &rng);
+    vg_conv2d_params(&conv, &p, "patch_embed.proj");
+    CHECK(p.n == 2 && !strcmp(p.items[0].name, "patch_embed.proj.weight") && p.items[0].weight_decay &&
+          !strcmp(p.items[1].name, "patch_embed.proj.bias") && !p.items[1].weight_decay && vg_params_count(&p) == 8 * 48 + 8);
+    vg_params_free(&p);
+    vg_conv2d_free(&conv);
 }
 
 VG_TEST(nn_init_bounds_and_statistics) {

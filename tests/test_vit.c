@@ -774,3 +774,25 @@ VG_TEST(vit_trace_shapes_and_flops) {
         vg_vit_free(&m);
     }
 }
+
+/* the fields of vit_fields.h as text (what the metadata and the flags hold) read back to the same
+ * value, and refuse what is not one */
+VG_TEST(vit_fields_text_round_trip) {
+    vg_vit_config c = vg_vit_config_default(), d = vg_vit_config_default();
+    c.mlp_ratio = 2.5; c.qkv_bias = false; c.pool = VG_VIT_POOL_MEAN; c.pos_embed = VG_VIT_POS_SINCOS2D;
+    c.conv_stem[0] = 8; c.conv_stem[1] = 16; c.init_values = 1e-5; c.norm_eps = 1e-5; c.patch_drop_rate = 0.25;
+    for (int f = 0; f < VG_VIT_NFIELDS; f++) {
+        char a[64], b[64];
+        vg_vit_field_format(&c, f, a, sizeof a);
+        CHECK_MSG(vg_vit_field_parse(&d, f, a), "%s = %s: %s", vg_vit_fields[f].name, a, vg_error());
+        vg_vit_field_format(&d, f, b, sizeof b);
+        CHECK_MSG(!strcmp(a, b) && vg_vit_field_in_range(&c, f), "%s: %s read back as %s", vg_vit_fields[f].name, a, b);
+    }
+    CHECK(!memcmp(c.conv_stem, d.conv_stem, sizeof c.conv_stem) && d.pool == VG_VIT_POOL_MEAN && d.mlp_ratio == 2.5);
+    CHECK(!vg_vit_field_parse(&d, VG_VIT_F_depth, "4x") && strstr(vg_error(), "expected an integer"));
+    CHECK(!vg_vit_field_parse(&d, VG_VIT_F_pool, "avg") && strstr(vg_error(), "expected cls or mean"));
+    CHECK(!vg_vit_field_parse(&d, VG_VIT_F_mlp_ratio, "nan") && strstr(vg_error(), "finite"));
+    d.depth = 2000;
+    CHECK(!vg_vit_field_in_range(&d, VG_VIT_F_depth));
+    CHECK(vg_vit_field_is_default(&d, VG_VIT_F_reg_tokens) && !vg_vit_field_is_default(&c, VG_VIT_F_conv_stem));
+}
