@@ -1,6 +1,8 @@
 /* options.c — ./train's flags: one table row per flag (name, value, help, where it is stored, its
  * range or choices). The parser and --help both read the table, so a flag cannot exist without
- * its help line. A row with `section` set starts a heading in --help. */
+ * its help line. A row with `section` set starts a heading in --help. The model's flags are the
+ * rows of vit/vit_fields.h, expanded into the table (their ranges and help from there too).
+ * Every usage error names the flag given and exits 2; a misspelt flag gets "did you mean". */
 #include "run/run.h"
 #include "tensor/tensor.h"
 #include "vit/vit_fields.h"
