@@ -197,7 +197,7 @@ vg_tensor *vg_attention_cross_fn(vg_tensor *q, vg_tensor *kv, int heads, double 
 /* ------------------------------------------------------------------ module: timm Attention */
 void vg_mhsa_init(vg_mhsa *m, int dim, int heads, bool qkv_bias, double attn_drop, double proj_drop, vg_rng *rng) {
     memset(m, 0, sizeof *m);
-    m->dim = dim; m->heads = heads; m->attn_drop = attn_drop; m->proj_drop = proj_drop;
+    m->heads = heads; m->attn_drop = attn_drop; m->proj_drop = proj_drop;
     vg_linear_init(&m->qkv, dim, 3 * dim, qkv_bias, rng);
     vg_linear_init(&m->proj, dim, dim, true, rng);
 }
@@ -210,12 +210,20 @@ void vg_mhsa_params(vg_mhsa *m, vg_params *p, const char *prefix) {
     vg_linear_params(&m->proj, p, name);
 }
 
-/* x (B, N, D) → (B, N, D). The rng feeds attn_drop first, then proj_drop. */
-vg_tensor *vg_mhsa_forward(vg_mhsa *m, vg_tensor *x, bool train, vg_rng *rng, vg_tensor **attn_out) {
+vg_tensor *vg_mhsa_forward(vg_mhsa *m, vg_tensor *x, int64_t rows, bool train, vg_rng *rng, vg_tensor **attn_out) {
     if (attn_out) *attn_out = NULL;
-    vg_tensor *qkv = vg_linear_forward(&m->qkv, x);                           /* (B, N, 3D) */
-    vg_tensor *a = vg_attention_fn(qkv, m->heads, m->attn_drop, train, rng, attn_out);  /* (B, N, D) */
-    vg_tensor *y = vg_linear_forward(&m->proj, a);                            /* (B, N, D) */
+    vg_tensor *a, *w = m->qkv.weight, *b = m->qkv.bias;
+    if (rows) {
+        const int64_t D = w ? w->shape[1] : 0;
+        vg_tensor *q = vg_linear_fn(vg_narrow(x, 1, 0, rows), vg_narrow(w, 0, 0, D),
+                                    b ? vg_narrow(b, 0, 0, D) : NULL);                    /* (B, rows, D) */
+        vg_tensor *kv = vg_linear_fn(x, vg_narrow(w, 0, D, 2 * D), b ? vg_narrow(b, 0, D, 2 * D) : NULL); /* (B, T, 2D) */
+        a = vg_attention_cross_fn(q, kv, m->heads, m->attn_drop, train, rng, attn_out);   /* (B, rows, D) */
+    } else {
+        vg_tensor *qkv = vg_linear_forward(&m->qkv, x);                                   /* (B, T, 3D) */
+        a = vg_attention_fn(qkv, m->heads, m->attn_drop, train, rng, attn_out);           /* (B, T, D) */
+    }
+    vg_tensor *y = vg_linear_forward(&m->proj, a);
     return vg_dropout_fn(y, m->proj_drop, train, rng);
 }
 

@@ -106,7 +106,7 @@ vg_tensor *vg_layernorm_fn(vg_tensor *x, vg_tensor *w, vg_tensor *b, double eps)
 /* ------------------------------------------------------------------ module */
 void vg_layernorm_init(vg_layernorm *m, int dim, double eps) {
     memset(m, 0, sizeof *m);
-    m->dim = dim; m->eps = eps;
+    m->eps = eps;
     m->weight = vg_param(VG_DIMS(dim));
     m->bias = vg_param(VG_DIMS(dim));
     vg_init_constant(m->weight, 1.0);                /* bias stays 0 */
