@@ -90,6 +90,10 @@ $(BIN)/launch: $(B)/f32/launcher/launch.o
 	$(CC) $^ -o $@ $(EXTRA_LDFLAGS)
 $(B)/autograd_example: $(B)/f32/examples/autograd_example.o $(B)/libvitgrad.a
 	$(CC) $^ -o $@ $(LDLIBS)
+# the library examples on CIFAR-10 (docs/library.md); `make test` runs each for a few steps
+EXAMPLES := $(B)/mlp_cifar10 $(B)/cnn_cifar10
+$(B)/mlp_cifar10 $(B)/cnn_cifar10: $(B)/%: $(B)/f32/examples/%.o $(B)/libvitgrad.a
+	$(CC) $^ -o $@ $(LDLIBS)
 # run_tests counts our code's allocation calls (tests/test_alloc.c): the library is linked statically,
 # so --wrap reroutes its malloc/free calls through the test's counting wrappers.
 WRAP_ALLOC := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc,--wrap=free
@@ -148,7 +152,7 @@ fuzz-seeds: $(B)/make_seeds
 
 # with mpicc and mpirun present, the tests also run ./train as 2 MPI ranks ($(B)/train-mpi) and the
 # gradient bucketer over 2 ranks ($(B)/dist_check) $(FUZZ_REPLAY)
-test: all $(B)/run_tests $(B)/run_tests_emulated $(B)/autograd_example $(if $(HAVE_MPI),$(B)/train-mpi $(B)/dist_check) $(FUZZ_REPLAY)
+test: all $(B)/run_tests $(B)/run_tests_emulated $(B)/autograd_example $(EXAMPLES) $(if $(HAVE_MPI),$(B)/train-mpi $(B)/dist_check) $(FUZZ_REPLAY)
 	@bash tests/run.sh $(B) $(BIN)
 
 asan:
