@@ -6,8 +6,9 @@
  * DIR holds the CIFAR-10 binary batches (default: $CIFAR10_DIR, else
  * ../shared/data/cifar-10-batches-bin). It trains N steps (default 300) of 64 images with AdamW
  * under a warmup + cosine schedule, prints the loss and accuracy on a fixed evaluation batch (the
- * first 512 test images) before and after, and ends with
- *     result: eval loss 2.3040 -> 1.4795 after 300 steps
+ * first 512 test images) before and after, and ends with (2 threads)
+ *     eval accuracy 9.4 % -> 43.0 % (512 test images)
+ *     result: eval loss 2.3044 -> 1.5509 after 300 steps
  * Exit status: 0; 1 on an error; 77 when no CIFAR-10 is found (tests/run.sh reports a skip). */
 #include "autograd/autograd.h"
 #include "data/data.h"
@@ -22,14 +23,14 @@ enum { EXIT_NO_DATA = 77, BATCH = 64, EVAL_BATCH = 512 };
 /* ---- the model
  *   (B, 3, 32, 32) → conv 3×3, 16 → ReLU → max-pool 2 → (B, 16, 16, 16)
  *                  → conv 3×3, 32 → ReLU → max-pool 2 → (B, 32, 8, 8)
- *                  → conv 3×3, 64 → ReLU → global average pool → (B, 64) → linear → (B, 10) */
+ *                  → conv 3×3, 64 → ReLU → average-pool 2 → (B, 64, 4, 4) → flatten → linear → (B, 10) */
 typedef struct { vg_conv2d conv1, conv2, conv3; vg_linear head; } cnn;
 
 static void cnn_init(cnn *m, vg_rng *rng, vg_params *p) {
     vg_conv2d_init(&m->conv1, 3, 16, 3, 1, 1, true, rng);     /* in, out, kernel, stride, padding */
     vg_conv2d_init(&m->conv2, 16, 32, 3, 1, 1, true, rng);
     vg_conv2d_init(&m->conv3, 32, 64, 3, 1, 1, true, rng);
-    vg_linear_init(&m->head, 64, 10, true, rng);
+    vg_linear_init(&m->head, 64 * 4 * 4, 10, true, rng);
     vg_conv2d_params(&m->conv1, p, "conv1");
     vg_conv2d_params(&m->conv2, p, "conv2");
     vg_conv2d_params(&m->conv3, p, "conv3");
@@ -38,7 +39,8 @@ static void cnn_init(cnn *m, vg_rng *rng, vg_params *p) {
 static vg_tensor *cnn_forward(cnn *m, vg_tensor *x) {
     x = vg_max_pool2d_fn(vg_relu(vg_conv2d_forward(&m->conv1, x)), 2, 2, 0);
     x = vg_max_pool2d_fn(vg_relu(vg_conv2d_forward(&m->conv2, x)), 2, 2, 0);
-    x = vg_global_avg_pool2d_fn(vg_relu(vg_conv2d_forward(&m->conv3, x)));
+    x = vg_avg_pool2d_fn(vg_relu(vg_conv2d_forward(&m->conv3, x)), 2, 2, 0);
+    x = vg_flatten(x, 1, 3);
     return vg_linear_forward(&m->head, x);             /* a NULL anywhere above comes out here */
 }
 static void cnn_free(cnn *m) {
