@@ -3,6 +3,7 @@
 #   make test       build and run every test; last line "N passed, N failed"
 #   make asan       the tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make train      train the default model on CIFAR-10
+#   make demo       the whole loop in about a minute: train a tiny model, predict, plot
 #   make reference  regenerate tests/reference/*.safetensors with PyTorch (python3-torch)
 #   make bench      speed comparison vs PyTorch and OpenBLAS (not a test)
 #   make MPI=1      ./train with MPI (mpicc; run with mpirun -np N ./train); plain make needs no MPI
@@ -117,6 +118,11 @@ $(B)/docs_check: $(B)/f32/tests/tools/docs_check.o
 # vg_gradcheck on a user's function: float64 (-DVG_DOUBLE, the f64 objects) against libvitgrad64.a
 $(B)/gradcheck_example: $(B)/f64/examples/gradcheck_example.o $(B)/libvitgrad64.a
 	$(CC) $^ -o $@ $(LDLIBS)
+# the library examples on CIFAR-10 (docs/library.md); `make test` runs each for a few steps
+# (export_image: one dataset image as a PNG, for `make demo`)
+EXAMPLES := $(B)/mlp_cifar10 $(B)/cnn_cifar10 $(B)/export_image
+$(EXAMPLES): $(B)/%: $(B)/f32/examples/%.o $(B)/libvitgrad.a
+	$(CC) $^ -o $@ $(LDLIBS)
 # run_tests counts our code's allocation calls (tests/test_alloc.c): the library is linked statically,
 # so --wrap reroutes its malloc/free calls through the test's counting wrappers.
 WRAP_ALLOC := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc,--wrap=free
@@ -175,7 +181,7 @@ fuzz-seeds: $(B)/make_seeds
 
 # with mpicc and mpirun present, the tests also run ./train as 2 MPI ranks ($(B)/train-mpi) and the
 # gradient bucketer over 2 ranks ($(B)/dist_check) $(FUZZ_REPLAY)
-test: all $(B)/run_tests $(B)/run_tests_emulated $(B)/autograd_example $(B)/gradcheck_example $(B)/docs_check $(if $(HAVE_MPI),$(B)/train-mpi $(B)/dist_check) $(FUZZ_REPLAY)
+test: all $(B)/run_tests $(B)/run_tests_emulated $(B)/autograd_example $(B)/gradcheck_example $(B)/docs_check $(EXAMPLES) $(if $(HAVE_MPI),$(B)/train-mpi $(B)/dist_check) $(FUZZ_REPLAY)
 	@bash tests/run.sh $(B) $(BIN)
 
 asan:
@@ -218,6 +224,20 @@ recipe-flags:
 	  "train-imagenet: $(TRAIN_IMAGENET_FLAGS)" "train-fashion: $(TRAIN_FASHION_FLAGS)"
 data:
 	sh data/download_cifar10.sh
+
+# make demo: the whole loop in about a minute on 2 cores — vit-mnist on Fashion-MNIST for 300 steps
+# (~79 % test top-1), then ./predict on a test image and the curves plot; runs again from scratch
+DEMO_OUT ?= runs/demo
+FASHION_DIR ?= /usr/share/datasets/fashion-mnist
+.PHONY: demo
+demo: all $(B)/export_image
+	$(BIN)/train --dataset fashion-mnist --data $(FASHION_DIR) --model vit-mnist --steps 300 --lr 2e-3 --warmup 30 --aug none --eval-every 100 --out $(DEMO_OUT) --overwrite
+	$(B)/export_image fashion-mnist $(FASHION_DIR) test 0 $(DEMO_OUT)/test-0.png
+	@if [ -x $(BIN)/predict ]; then echo "$(BIN)/predict --ckpt $(DEMO_OUT) $(DEMO_OUT)/test-0.png --top 3"; \
+	  $(BIN)/predict --ckpt $(DEMO_OUT) $(DEMO_OUT)/test-0.png --top 3; \
+	else echo "make demo: no ./predict in this tree yet; the test image is $(DEMO_OUT)/test-0.png"; fi
+	$(BIN)/inspect plot --csv $(DEMO_OUT)/metrics.csv --out $(DEMO_OUT)/curves.png
+	@echo "make demo: curves in $(DEMO_OUT)/curves.png, the model in $(DEMO_OUT)/model.safetensors"
 
 # loss/accuracy curves of a run: make plot OUT=runs/cifar10 → OUT/curves.png
 OUT ?= runs/last

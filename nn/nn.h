@@ -82,6 +82,15 @@ void       vg_patch_dropout_indices(real *idx, int64_t B, int64_t T, int prefix,
 /* y[b, r, :] = x[b, idx[b, r], :]: x (B, T, D), idx (B, R) of whole numbers in [0, T) → (B, R, D);
  * backward scatters dy back to the rows it came from (repeated rows add up) */
 vg_tensor *vg_token_gather_fn(vg_tensor *x, vg_tensor *idx);
+/* 2-D pooling (nn/pool.c), as torch.nn.functional.max_pool2d / avg_pool2d with ceil_mode=False:
+ * x (B, C, H, W), square kernel, stride (0 = the kernel, PyTorch's default), zero padding at most
+ * kernel/2 → (B, C, Ho, Wo), Ho = (H + 2·padding − kernel) / stride + 1. Max: padding never wins,
+ * ties go to the first maximum in row-major order (as PyTorch), the gradient to that tap alone.
+ * Average: count_include_pad=True (the divisor is always kernel²). */
+vg_tensor *vg_max_pool2d_fn(vg_tensor *x, int kernel, int stride, int padding);
+vg_tensor *vg_avg_pool2d_fn(vg_tensor *x, int kernel, int stride, int padding);
+/* mean over H and W: x (B, C, H, W) → (B, C) */
+vg_tensor *vg_global_avg_pool2d_fn(vg_tensor *x);
 /* number of rows whose argmax equals the label */
 int64_t    vg_top1_correct(const vg_tensor *logits, const int32_t *labels);
 

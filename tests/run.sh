@@ -91,6 +91,19 @@ run "docs' quoted outputs" "$B/docs_check" --bin "$BIN" docs/tutorial.md README.
 echo "== gradcheck example: $B/gradcheck_example"
 if "$B/gradcheck_example"; then total_p=$((total_p + 1)); echo "  ok   gradcheck example"
 else total_f=$((total_f + 1)); echo "  FAIL gradcheck example"; fi
+# the library examples (examples/*.c, docs/library.md), 30 steps on CIFAR-10: a pass when they
+# exit 0 (every training loss finite; the MLP's parameters reload by name) and the loss on their
+# fixed evaluation batch (512 test images, no augmentation) is a plain number that went down;
+# exit 77 means no CIFAR-10 (CIFAR10_DIR, else ../shared/data): a skip
+for ex in mlp_cifar10 cnn_cifar10; do
+    args=(--steps 30); [ "$ex" = mlp_cifar10 ] && args+=(--save "$B/mlp_cifar10.safetensors")
+    echo "== library example: $B/$ex ${args[*]}"
+    ex_out=$("$B/$ex" "${args[@]}" 2>&1); rc=$?; echo "$ex_out"
+    if [ "$rc" -eq 77 ]; then total_s=$((total_s + 1)); echo "  skip $ex: no CIFAR-10"; continue; fi
+    if [ "$rc" -eq 0 ] && echo "$ex_out" | awk '/^result: eval loss / { n = /^result: eval loss [0-9]+\.[0-9]+ -> [0-9]+\.[0-9]+ / && $6 < $4 } END { exit !n }'; then
+        total_p=$((total_p + 1)); echo "  ok   $ex: evaluation loss went down"
+    else total_f=$((total_f + 1)); echo "  FAIL $ex (exit $rc): no finite evaluation loss that went down"; fi
+done
 if [ "$total_s" -gt 0 ]; then echo "$total_p passed, $total_f failed, $total_s skipped"
 else echo "$total_p passed, $total_f failed"; fi
 [ "$total_f" -eq 0 ]

@@ -132,3 +132,27 @@ static vg_tensor *f_token_gather(vg_tensor *const *in, void *ctx) {
     return vg_token_gather_fn(in[0], idx);
 }
 GC_REGISTER(tg_a, {"token_gather", "(2, 5, 3) rows repeated and skipped", f_token_gather, NULL, 1, {GC_IN(2, 5, 3)}})
+
+/* ---- pooling: uniform inputs, so no two taps of a window lie within eps of each other (max
+ * pooling's gradient jumps where the maximum changes hands) */
+typedef struct { int kernel, stride, padding; bool max; } pool_ctx;
+static vg_tensor *f_pool(vg_tensor *const *in, void *ctx) {
+    const pool_ctx *c = ctx;
+    return c->max ? vg_max_pool2d_fn(in[0], c->kernel, c->stride, c->padding)
+                  : vg_avg_pool2d_fn(in[0], c->kernel, c->stride, c->padding);
+}
+static vg_tensor *f_pool_transposed(vg_tensor *const *in, void *ctx) {
+    const pool_ctx *c = ctx;
+    return vg_max_pool2d_fn(vg_transpose(in[0], 2, 3), c->kernel, c->stride, c->padding);
+}
+static vg_tensor *f_global_avg_pool(vg_tensor *const *in, void *ctx) { return vg_global_avg_pool2d_fn(in[0]); }
+static pool_ctx mp_k2 = {2, 0, 0, true}, mp_k3s2p1 = {3, 2, 1, true}, mp_k3s1 = {3, 1, 0, true},
+                ap_k2 = {2, 0, 0, false}, ap_k3s2p1 = {3, 2, 1, false}, ap_k3s1 = {3, 1, 0, false};
+GC_REGISTER(mp_a, {"max_pool2d", "k2 s2, (2, 3, 6, 6)", f_pool, &mp_k2, 1, {GC_IN_RANGE(-1.0, 1.0, 2, 3, 6, 6)}})
+GC_REGISTER(mp_b, {"max_pool2d", "k3 s2 p1, 7x5", f_pool, &mp_k3s2p1, 1, {GC_IN_RANGE(-1.0, 1.0, 2, 2, 7, 5)}})
+GC_REGISTER(mp_c, {"max_pool2d", "k3 s1 overlapping, 5x6", f_pool, &mp_k3s1, 1, {GC_IN_RANGE(-1.0, 1.0, 1, 2, 5, 6)}})
+GC_REGISTER(mp_d, {"max_pool2d", "k2 s2, transposed x", f_pool_transposed, &mp_k2, 1, {GC_IN_RANGE(-1.0, 1.0, 2, 2, 4, 6)}})
+GC_REGISTER(ap_a, {"avg_pool2d", "k2 s2, (2, 3, 6, 6)", f_pool, &ap_k2, 1, {GC_IN(2, 3, 6, 6)}})
+GC_REGISTER(ap_b, {"avg_pool2d", "k3 s2 p1, 7x5", f_pool, &ap_k3s2p1, 1, {GC_IN(2, 2, 7, 5)}})
+GC_REGISTER(ap_c, {"avg_pool2d", "k3 s1 overlapping, 5x6", f_pool, &ap_k3s1, 1, {GC_IN(1, 2, 5, 6)}})
+GC_REGISTER(gap_a, {"global_avg_pool2d", "(2, 3, 4, 5)", f_global_avg_pool, NULL, 1, {GC_IN(2, 3, 4, 5)}})

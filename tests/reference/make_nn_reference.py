@@ -1,10 +1,12 @@
-"""make_nn_reference.py — PyTorch reference values for the nn layers (read by tests/test_nn.c).
+"""make_nn_reference.py — PyTorch reference values for the nn layers (read by tests/test_nn.c; the
+pooling layers' go to pool_reference.safetensors, read by tests/test_pool.c).
 
 Each case builds one layer in PyTorch (float32, CPU, one thread, fixed seeds), runs it on small
 random inputs, and backpropagates a fixed random upstream gradient `<case>.dy` (for the losses:
 the scalar loss itself). Stored per case: inputs, parameters, outputs and every gradient, under
 names "<case>.<tensor>" — gradients are "<case>.d<tensor>". Deterministic: rerunning writes the
-same bytes (check with sha256sum).
+same bytes on the same machine (check with sha256sum); on another CPU, PyTorch's matrix products
+may differ in the last bits of nn_reference's values (pool_reference has none).
 
     /usr/bin/python3 tests/reference/make_nn_reference.py
 """
@@ -20,6 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import safetensors_io  # noqa: E402
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "nn_reference.safetensors")
+POOL_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pool_reference.safetensors")
 tensors = {}
 
 
@@ -75,6 +78,25 @@ def timm_attention_core(qkv, heads):
     return out, attn
 
 
+def pool_cases():
+    """nn/pool.c's references (tests/test_pool.c), in their own file with their own seed: max
+    pooling with and without padding, and on whole numbers (ties: the first maximum in row-major
+    order takes the gradient); average pooling with count_include_pad=True; global average pooling.
+    No matrix products, so the bytes do not depend on the machine's BLAS kernels."""
+    torch.manual_seed(0)
+    for case, shape, k, s, p in (("max_pool_k2", (2, 3, 6, 6), 2, 2, 0), ("max_pool_k3s2p1", (2, 2, 7, 5), 3, 2, 1)):
+        x = leaf(shape)
+        run(case, F.max_pool2d(x, k, s, p), {"x": x})
+    x = torch.randint(-2, 3, (2, 2, 6, 7)).float().requires_grad_(True)
+    run("max_pool_ties", F.max_pool2d(x, 3, 1, 1), {"x": x})
+    for case, shape, k, s, p in (("avg_pool_k2", (2, 3, 6, 6), 2, 2, 0), ("avg_pool_k3s2p1", (2, 2, 7, 5), 3, 2, 1),
+                                 ("avg_pool_k3s1", (2, 2, 5, 6), 3, 1, 0)):
+        x = leaf(shape)
+        run(case, F.avg_pool2d(x, k, s, p), {"x": x})
+    x = leaf((2, 3, 4, 5))
+    run("global_avg_pool", x.mean((2, 3)), {"x": x})
+
+
 def main():
     torch.manual_seed(0)
     torch.set_num_threads(1)
@@ -126,10 +148,14 @@ def main():
 
     meta = {"generator": "tests/reference/make_nn_reference.py", "torch": torch.__version__,
             "format": "<case>.<tensor>; gradients <case>.d<tensor>; upstream gradient <case>.dy"}
-    safetensors_io.save(OUT, tensors, meta)
-    size = os.path.getsize(OUT)
-    print(f"wrote {OUT}: {len(tensors)} tensors, {size} bytes")
-    assert size < 1 << 20
+    for path, cases in ((OUT, None), (POOL_OUT, pool_cases)):
+        if cases:
+            tensors.clear()
+            cases()
+        safetensors_io.save(path, tensors, meta)
+        size = os.path.getsize(path)
+        print(f"wrote {path}: {len(tensors)} tensors, {size} bytes")
+        assert size < 1 << 20
 
 
 if __name__ == "__main__":
