@@ -64,7 +64,7 @@ else PRIO=""; PRIO_NAME="default priority"; fi
 
 # ---- the FMA ceiling
 if [ ! -x "$B/fma_peak" ] || [ bench/fma_peak.c -nt "$B/fma_peak" ] || [ bench/peak_run.h -nt "$B/fma_peak" ]; then
-    gcc -std=c11 -O2 -march=native -fopenmp -Wall -Wextra bench/fma_peak.c -o "$B/fma_peak" || exit 1
+    gcc -std=c11 -O2 -fopenmp -Wall -Wextra bench/fma_peak.c -o "$B/fma_peak" || exit 1   # baseline flags: each width has its target
 fi
 # the best of three runs, each thread on its own core (one run of the 2-thread loop once put both
 # threads on one core and reported half the ceiling)
