@@ -292,12 +292,13 @@ if ! "$TORCH2_PY" -c "import torch, timm" 2>/dev/null; then
     # PyPI's only torch wheel for x86-64 Linux is the CUDA build: ~0.5 GB of torch, ~5 GB with its
     # nvidia-* dependencies; the CPU code in it is what runs here
     echo "note: creating $TORCH2_VENV: $TORCH2_BASE_PYTHON -m venv, then pip install torch timm from PyPI (the CUDA build, ~5.5 GB; minutes; log in $TORCH2_VENV/install.log)"
-    T2_T0=$SECONDS
-    if { [ -x "$TORCH2_PY" ] || "$TORCH2_BASE_PYTHON" -m venv "$TORCH2_VENV"; } && \
-       "$TORCH2_VENV/bin/pip" install --retries 5 torch timm > "$TORCH2_VENV/install.log" 2>&1; then
+    T2_T0=$SECONDS; T2_WHY=""
+    if [ ! -x "$TORCH2_PY" ] && ! T2_WHY=$("$TORCH2_BASE_PYTHON" -m venv "$TORCH2_VENV" 2>&1); then
+        echo "note: $TORCH2_BASE_PYTHON -m venv $TORCH2_VENV failed: $(echo "$T2_WHY" | tail -1)"
+    elif "$TORCH2_VENV/bin/pip" install --retries 5 torch timm > "$TORCH2_VENV/install.log" 2>&1; then
         echo "note: $TORCH2_VENV made in $((SECONDS - T2_T0)) s"
     else
-        echo "note: $TORCH2_VENV could not be made in $((SECONDS - T2_T0)) s: $(tail -1 "$TORCH2_VENV/install.log" 2>/dev/null)"
+        echo "note: pip install torch timm failed after $((SECONDS - T2_T0)) s: $(tail -1 "$TORCH2_VENV/install.log")"
     fi
 fi
 if ! "$TORCH2_PY" -c "import torch, timm" 2>/dev/null; then
