@@ -391,9 +391,11 @@ for L in "${ISA_RUN[@]}"; do
     ISA_PK1[$W]=$(echo "$WP" | awk '$3 == 1 && $5 > m {m = $5} END {print m + 0}')
     ISA_PK2[$W]=$(echo "$WP" | awk '$3 == 2 && $5 > m {m = $5} END {print m + 0}')
 done
-echo -n "FMA ceilings (bench/fma_peak.c WIDTH, GFLOP/s on 1 thread / 2):"
-for W in 128 256 512; do [ -n "${ISA_PK1[$W]:-}" ] && echo -n " $W-bit$([ $W = 128 ] && echo " SSE mul+add") ${ISA_PK1[$W]} / ${ISA_PK2[$W]};"; done
-echo
+ISA_CEILS=""
+for W in 128 256 512; do
+    [ -n "${ISA_PK1[$W]:-}" ] && ISA_CEILS="$ISA_CEILS${ISA_CEILS:+; }$W-bit$([ $W = 128 ] && echo " SSE mul+add") ${ISA_PK1[$W]} / ${ISA_PK2[$W]}"
+done
+echo "FMA ceilings (bench/fma_peak.c WIDTH, GFLOP/s on 1 thread / 2): $ISA_CEILS"
 for L in "${ISA_RUN[@]}"; do echo "- $L: ${ISA_KERN[$L]}"; done
 [ ${#ISA_SAME[@]} -gt 0 ] && echo "- ${ISA_SAME[*]}: the same FP32 kernels as the level below (not timed again)"
 echo
@@ -426,7 +428,7 @@ for spec in $PRESETS; do
 done
 echo
 echo "Each level's ./train runs with VG_ISA=<level> (FP32, batch 128); the levels alternate within each"
-echo "of the $ROUNDS rounds and each row keeps its best. % of ceiling = GFLOP/s / the FMA ceiling of the"
+echo "round (ROUNDS=$ROUNDS) and each row keeps its best round. % of ceiling = GFLOP/s / the FMA ceiling of the"
 echo "level's vector width on that many threads: 128-bit SSE mul+add for generic (baseline x86-64 has"
 echo "no FMA), ymm FMA for avx2, zmm FMA for avx512 and above."
 echo
