@@ -4,9 +4,9 @@ default ../.venv-torch2 beside the repository), never under Debian's python3-tor
 
 timm's own VisionTransformer (timm.models.vision_transformer, as timm runs it: its fused attention
 where torch has it), shaped as the vitgrad preset named: img, patch, channels, classes, dim, depth
-and heads read from vit/presets.c; the rest as vitgrad's defaults (vit/vit.c
-vg_vit_config_default): MLP ratio 4, qkv bias, class token, CLS pooling ("token", the final norm
-before it, no fc_norm), learned position embedding, LayerNorm eps 1e-6, no dropout or drop-path.
+and heads read from vit/presets.c's table; the rest as vitgrad's defaults (timm's): MLP ratio 4,
+qkv bias, class token, CLS pooling ("token", the final norm before it, no fc_norm), learned
+position embedding, LayerNorm eps 1e-6, no dropout or drop-path.
 One step as `./train --bench` and bench/pytorch_vit_bench.py: a batch of random images, forward +
 cross-entropy (label smoothing 0.1) + backward + clip_grad_norm_(1.0) + AdamW (lr 1e-4, weight
 decay 0.05); 2 warm-up steps (they include torch.compile's compilation), then STEPS timed ones.
@@ -48,7 +48,8 @@ def vitgrad_presets():
     """{name: (img, patch, chans, classes, dim, depth, heads)} from vit/presets.c's table"""
     with open(os.path.join(ROOT, "vit", "presets.c")) as f:
         src = f.read()
-    rows = re.findall(r'\{"([a-z0-9-]+)",\s*' + r",\s*".join([r"(\d+)"] * 7) + r"\s*\}", src)
+    # a row is {"name", 32, 4, ...} or X("name", 32, 4, ...) (the X-macro table)
+    rows = re.findall(r'(?:\{|X\()\s*"([a-z0-9-]+)",\s*' + r",\s*".join([r"(\d+)"] * 7) + r"\s*[})]", src)
     if not rows:
         sys.exit("timm_vit_bench.py: no preset rows found in vit/presets.c")
     return {r[0]: tuple(int(v) for v in r[1:]) for r in rows}
