@@ -8,21 +8,30 @@
 #                                         the bf16gemm and dnnl parts make their programs themselves)
 #   e.g. PARTS="amx dnnl" GEMM_REPS=1 GEMM_USE="qkv forward" PEAK_RUNS=1 bash bench/run.sh   (a quick look)
 #
-# Environment knobs: PARTS (which sections, default "fp32 amp amx gemm bf16gemm dnnl profile"),
-# PRESETS (default "vit-tiny-cifar:4 vit-micro-cifar:6 vit-mnist:10 vit-tiny-in64:4": preset:timed
+# Environment knobs: PARTS (which sections, default "fp32 amp torch2 isa amx gemm bf16gemm dnnl
+# profile"), PRESETS (default "vit-tiny-cifar:4 vit-micro-cifar:6 vit-mnist:10 vit-tiny-in64:4": preset:timed
 # steps), ROUNDS (alternating rounds per row, default 2),
 # GEMM_REPS (rounds per GEMM row, default 3), GEMM_USE (the dnnl part times only the shapes whose
 # use contains it, e.g. "qkv forward"; default all), GEMM_PRESETS (the bf16gemm part's shapes:
 # "tiny" vit-tiny-cifar's six, "micro" all twelve of vit-micro-cifar under make train's patch
 # dropout; default "tiny micro"), PEAK_RUNS (runs of each ceiling program per
 # measurement, default 5), PYTHON (default /usr/bin/python3), TRAIN (default ./train; e.g. an older
-# binary to compare). VG_BF16_GEMM, when set, picks vitgrad's bf16 backend for every part.
+# binary to compare), TORCH2_VENV (the torch2 part's venv, default ../.venv-torch2: beside the
+# repository, never in it), TORCH2_BASE_PYTHON (the Python that makes it, default /usr/bin/python3),
+# ISA_LEVELS (the isa part times only the levels it names, e.g. "generic avx2"; default all this
+# CPU runs). VG_BF16_GEMM, when set, picks vitgrad's bf16 backend for every part.
 #
 # Parts: fp32 (./train vs PyTorch), amp (--amp vs PyTorch autocast bf16), amx (the ceilings: FP32
 # FMA, vdpbf16ps and AMX tdpbf16ps, bench/amx_peak.c; it says "amx_peak: skipped: <why>" without
 # AMX), gemm (vg_gemm vs OpenBLAS, bench/gemm_bench.c), bf16gemm (vg_gemm_bf16 vs vg_gemm,
 # bench/bf16_gemm_probe.c, with the bf16 backend named), dnnl (vg_gemm_bf16 vs oneDNN's bf16
-# matmul, bench/dnnl_gemm.c; skipped, saying so, without libdnnl-dev), profile (./train --profile).
+# matmul, bench/dnnl_gemm.c; skipped, saying so, without libdnnl-dev), profile (./train --profile),
+# torch2 (./train and ./train --amp vs PyPI's PyTorch 2.x with timm's VisionTransformer, eager and
+# torch.compile, FP32 and bf16 autocast: bench/timm_vit_bench.py in TORCH2_VENV, which this part
+# makes with pip when it is missing — PyPI's x86-64 Linux torch is the CUDA build, ~5.5 GB, a few
+# minutes; make test never needs it; a torch.compile failure is printed once and its column left
+# empty), isa (the FP32 step at every kernel level this CPU runs, VG_ISA=generic … its best, each
+# against the FMA ceiling of its vector width: bench/fma_peak.c 128 (SSE mul+add), 256, 512).
 #
 # Every GEMM row these parts measure is held against its ceiling measured in the same run, at the
 # same thread count: an FP32 GEMM against bench/fma_peak.c, a bf16 GEMM against the ceiling of the
@@ -47,7 +56,7 @@
 set -u
 B=${1:-build}
 ROUNDS=${ROUNDS:-2}
-PARTS=${PARTS:-fp32 amp amx gemm bf16gemm dnnl profile}
+PARTS=${PARTS:-fp32 amp torch2 isa amx gemm bf16gemm dnnl profile}
 PRESETS=${PRESETS:-vit-tiny-cifar:4 vit-micro-cifar:6 vit-mnist:10 vit-tiny-in64:4}
 part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 GEMM_REPS=${GEMM_REPS:-3}
@@ -56,6 +65,8 @@ GEMM_PRESETS=${GEMM_PRESETS:-tiny micro}
 PEAK_RUNS=${PEAK_RUNS:-5}
 PYTHON=${PYTHON:-/usr/bin/python3}
 TRAIN=${TRAIN:-./train}
+TORCH2_VENV=${TORCH2_VENV:-../.venv-torch2}
+TORCH2_BASE_PYTHON=${TORCH2_BASE_PYTHON:-/usr/bin/python3}
 cd "$(dirname "$0")/.."
 
 if chrt -f 1 true 2>/dev/null; then PRIO="chrt -f 1"; PRIO_NAME="SCHED_FIFO 1 (chrt -f 1)"
@@ -64,7 +75,7 @@ else PRIO=""; PRIO_NAME="default priority"; fi
 
 # ---- the FMA ceiling
 if [ ! -x "$B/fma_peak" ] || [ bench/fma_peak.c -nt "$B/fma_peak" ] || [ bench/peak_run.h -nt "$B/fma_peak" ]; then
-    gcc -std=c11 -O2 -march=native -fopenmp -Wall -Wextra bench/fma_peak.c -o "$B/fma_peak" || exit 1
+    gcc -std=c11 -O2 -fopenmp -Wall -Wextra bench/fma_peak.c -o "$B/fma_peak" || exit 1   # baseline flags: each width has its target
 fi
 # the best of three runs, each thread on its own core (one run of the 2-thread loop once put both
 # threads on one core and reported half the ceiling)
@@ -269,6 +280,159 @@ echo "Each round runs ./train --amp, ./train, PyTorch under autocast, PyTorch FP
 echo "keeps its best round. --amp GFLOP/s counts the same FLOP per image as FP32; % of bf16 peak divides"
 echo "it by the vdpbf16ps ceiling above for that thread count; batch 128."
 echo
+fi
+
+# ---- PyTorch 2.x from PyPI with timm's VisionTransformer (eager and torch.compile, FP32 and bf16
+# autocast) against ./train and ./train --amp, in a venv outside the repository
+if part torch2; then
+echo "## vitgrad vs PyTorch 2.x (PyPI) with timm's VisionTransformer: eager and torch.compile, FP32 and bf16 autocast"
+echo
+TORCH2_PY="$TORCH2_VENV/bin/python"
+if ! "$TORCH2_PY" -c "import torch, timm" 2>/dev/null; then
+    # PyPI's only torch wheel for x86-64 Linux is the CUDA build: ~0.5 GB of torch, ~5 GB with its
+    # nvidia-* dependencies; the CPU code in it is what runs here
+    echo "note: creating $TORCH2_VENV: $TORCH2_BASE_PYTHON -m venv, then pip install torch timm from PyPI (the CUDA build, ~5.5 GB; minutes; log in $TORCH2_VENV/install.log)"
+    T2_T0=$SECONDS; T2_WHY=""
+    if [ ! -x "$TORCH2_PY" ] && ! T2_WHY=$("$TORCH2_BASE_PYTHON" -m venv "$TORCH2_VENV" 2>&1); then
+        echo "note: $TORCH2_BASE_PYTHON -m venv $TORCH2_VENV failed: $(echo "$T2_WHY" | tail -1)"
+    elif "$TORCH2_VENV/bin/pip" install --retries 5 torch timm > "$TORCH2_VENV/install.log" 2>&1; then
+        echo "note: $TORCH2_VENV made in $((SECONDS - T2_T0)) s"
+    else
+        echo "note: pip install torch timm failed after $((SECONDS - T2_T0)) s: $(tail -1 "$TORCH2_VENV/install.log")"
+    fi
+fi
+if ! "$TORCH2_PY" -c "import torch, timm" 2>/dev/null; then
+    echo "torch2: skipped: $TORCH2_PY cannot import torch and timm (see $TORCH2_VENV/install.log; remove $TORCH2_VENV to start again)"
+else
+echo "torch $("$TORCH2_PY" -c 'import torch; print(torch.__version__)' 2>/dev/null), timm $("$TORCH2_PY" -c 'import timm; print(timm.__version__)' 2>/dev/null) ($TORCH2_VENV); vitgrad: $("$TRAIN" --model vit-mnist --bench 1 --batch 8 --threads 1 2>&1 | grep -m1 '^kernels:')"
+echo
+# one run: torch2_line PRESET THREADS STEPS eager|compile [--amp] → its "timm …" line
+torch2_line() {
+    local mode=()
+    [ "$4" = compile ] && mode=(--compile)
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE OMP_NUM_THREADS=$2 OMP_WAIT_POLICY=passive \
+        $PRIO "$TORCH2_PY" bench/timm_vit_bench.py "$1" "$2" "$3" 128 "${mode[@]}" ${5:-} 2>&1 | grep -m1 '^timm '
+}
+T2_COMPILE_ERR=""
+echo "| preset | thr | steps | precision | vitgrad img/s | timm eager img/s | ratio | timm compile img/s | ratio |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for spec in $PRESETS; do
+    P=${spec%%:*}; N=${spec##*:}
+    for T in 1 2; do
+        for prec in fp32 bf16; do
+            amp=$([ $prec = bf16 ] && echo --amp)
+            v_ips=0; e_ips=0; c_ips=0
+            for ((r = 0; r < ROUNDS; r++)); do
+                line=$($PRIO "$TRAIN" --model "$P" --bench "$N" --threads "$T" $amp 2>&1 | grep '^bench: model')
+                v_ips=$(best "$v_ips" "$(ips_of "$line")")
+                sleep 0.3
+                tl=$(torch2_line "$P" "$T" "$N" eager $amp)
+                e_ips=$(best "$e_ips" "$(echo "$tl" | awk '$9 == "images_per_s" {print $10}')")
+                sleep 0.3
+                if [ -z "$T2_COMPILE_ERR" ]; then
+                    tl=$(torch2_line "$P" "$T" "$N" compile $amp)
+                    case "$tl" in
+                    *" failed: "*) T2_COMPILE_ERR=$tl ;;
+                    "") T2_COMPILE_ERR="timm $P threads $T compile $prec: no output" ;;
+                    *) c_ips=$(best "$c_ips" "$(echo "$tl" | awk '$9 == "images_per_s" {print $10}')") ;;
+                    esac
+                    sleep 0.3
+                fi
+            done
+            awk -v P="$P" -v T="$T" -v N="$N" -v pr="$([ $prec = bf16 ] && echo "bf16 (--amp / autocast)" || echo FP32)" \
+                -v vi="$v_ips" -v ei="$e_ips" -v ci="$c_ips" 'BEGIN {
+                es = (ei > 0) ? sprintf("%.1f", ei) : "—"; er = (ei > 0) ? sprintf("%.2f", vi / ei) : "—"
+                cs = (ci > 0) ? sprintf("%.1f", ci) : "—"; cr = (ci > 0) ? sprintf("%.2f", vi / ci) : "—"
+                printf "| %s | %d | %d | %s | %.1f | %s | %s | %s | %s |\n", P, T, N, pr, vi, es, er, cs, cr }'
+        done
+    done
+done
+echo
+[ -n "$T2_COMPILE_ERR" ] && echo "torch.compile: skipped from the first failure on: $T2_COMPILE_ERR" && echo
+echo "ratio = vitgrad / timm images per second (best of the alternating rounds of each: ./train, timm"
+echo "eager, timm compiled; each round the median step after 2 warm-up steps, which include"
+echo "torch.compile's compilation); batch 128. bf16: ./train --amp against the forward under"
+echo "torch.autocast(\"cpu\", dtype=torch.bfloat16). timm computes every token in the last block (compare"
+echo "with the fp32 part's \"timm's work\" column)."
+echo
+fi
+fi
+
+# ---- the FP32 step at each kernel level this CPU runs (VG_ISA caps the level), against the FMA
+# ceiling of that level's vector width (bench/fma_peak.c WIDTH), both measured here
+if part isa; then
+echo "## The FP32 step at each kernel level of this CPU (VG_ISA=<level> ./train --bench)"
+echo
+ISA_BEST=$("$TRAIN" --model vit-mnist --bench 1 --batch 8 --threads 1 2>&1 | sed -nE 's/^kernels: .*\(this CPU: ([a-z0-9]+)\).*/\1/p' | head -1)
+case "$(uname -m)" in aarch64) ISA_ORDER="generic neon" ;; *) ISA_ORDER="generic avx2 avx512 avx512bf16 amx" ;; esac
+if [ -z "$ISA_BEST" ]; then
+    echo "isa: skipped: $TRAIN printed no \"kernels: … (this CPU: …)\" line"
+else
+# the levels from generic up to this CPU's best (ISA_LEVELS keeps only those it names), each
+# timed only when its FP32 kernels (GEMM and rows) differ from the level below's
+ISA_RUN=(); ISA_SAME=(); declare -A ISA_KERN=(); prev_kern=""
+for L in $ISA_ORDER; do
+    if [ -z "${ISA_LEVELS:-}" ] || [[ " $ISA_LEVELS " == *" $L "* ]]; then
+        k=$(VG_ISA=$L "$TRAIN" --model vit-mnist --bench 1 --batch 8 --threads 1 2>&1 | sed -nE 's/^kernels: [^;]*; ([^;]*).*/\1/p' | head -1)
+        if [ -n "$k" ] && [ "$k" = "$prev_kern" ]; then ISA_SAME+=("$L")
+        else ISA_RUN+=("$L"); ISA_KERN[$L]=$k; fi
+        prev_kern=$k
+    fi
+    [ "$L" = "$ISA_BEST" ] && break
+done
+# the ceiling of each width, best of three runs as the FMA peak above (the widest is that one)
+declare -A ISA_PK1=() ISA_PK2=()
+isa_width() { case "$1" in generic) echo 128 ;; avx2) echo 256 ;; avx512|avx512bf16|amx) echo 512 ;; *) echo "" ;; esac; }
+for L in "${ISA_RUN[@]}"; do
+    W=$(isa_width "$L")
+    { [ -z "$W" ] || [ -n "${ISA_PK1[$W]:-}" ]; } && continue
+    if [ "$VEC" = "$W-bit vectors" ]; then ISA_PK1[$W]=$PEAK1; ISA_PK2[$W]=$PEAK2; continue; fi
+    WP=$(for i in 1 2 3; do OMP_PROC_BIND=spread OMP_PLACES=cores $PRIO "$B/fma_peak" 2 "$PEAK_RUNS" "$W"; done)
+    ISA_PK1[$W]=$(echo "$WP" | awk '$3 == 1 && $5 > m {m = $5} END {print m + 0}')
+    ISA_PK2[$W]=$(echo "$WP" | awk '$3 == 2 && $5 > m {m = $5} END {print m + 0}')
+done
+ISA_CEILS=""
+for W in 128 256 512; do
+    [ -n "${ISA_PK1[$W]:-}" ] && ISA_CEILS="$ISA_CEILS${ISA_CEILS:+; }$W-bit$([ $W = 128 ] && echo " SSE mul+add") ${ISA_PK1[$W]} / ${ISA_PK2[$W]}"
+done
+echo "FMA ceilings (bench/fma_peak.c WIDTH, GFLOP/s on 1 thread / 2): $ISA_CEILS"
+for L in "${ISA_RUN[@]}"; do echo "- $L: ${ISA_KERN[$L]}"; done
+[ ${#ISA_SAME[@]} -gt 0 ] && echo "- ${ISA_SAME[*]}: the same FP32 kernels as the level below (not timed again)"
+echo
+echo "| preset | thr | steps | level | img/s | GFLOP/s | FMA ceiling GFLOP/s | % of ceiling | × generic |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for spec in $PRESETS; do
+    P=${spec%%:*}; N=${spec##*:}
+    for T in 1 2; do
+        declare -A ips=(); gf_img=0
+        for L in "${ISA_RUN[@]}"; do ips[$L]=0; done
+        for ((r = 0; r < ROUNDS; r++)); do
+            for L in "${ISA_RUN[@]}"; do      # the levels alternate within each round
+                line=$(VG_ISA=$L $PRIO "$TRAIN" --model "$P" --bench "$N" --threads "$T" 2>&1 | grep '^bench: model')
+                ips[$L]=$(best "${ips[$L]}" "$(ips_of "$line")")
+                gf_img=$(echo "$line" | sed -E 's/.*\(([0-9.]+) GFLOP per image.*/\1/')
+                sleep 0.3
+            done
+        done
+        for L in "${ISA_RUN[@]}"; do
+            W=$(isa_width "$L")
+            pk=$([ "$T" = 1 ] && echo "${ISA_PK1[$W]:-0}" || echo "${ISA_PK2[$W]:-0}")
+            awk -v P="$P" -v T="$T" -v N="$N" -v L="$L" -v W="$W" -v vi="${ips[$L]}" -v g="$gf_img" -v pk="$pk" \
+                -v base="${ips[generic]:-0}" 'BEGIN {
+                ps = (pk > 0) ? sprintf("%.1f (%s-bit)", pk, W) : "—"; sh = (pk > 0) ? sprintf("%.0f%%", 100 * vi * g / pk) : "—"
+                xs = (base > 0) ? sprintf("%.2f", vi / base) : "—"
+                printf "| %s | %d | %d | %s | %.1f | %.1f | %s | %s | %s |\n", P, T, N, L, vi, vi * g, ps, sh, xs }'
+        done
+        unset ips
+    done
+done
+echo
+echo "Each level's ./train runs with VG_ISA=<level> (FP32, batch 128); the levels alternate within each"
+echo "round (ROUNDS=$ROUNDS) and each row keeps its best round. % of ceiling = GFLOP/s / the FMA ceiling of the"
+echo "level's vector width on that many threads: 128-bit SSE mul+add for generic (baseline x86-64 has"
+echo "no FMA), ymm FMA for avx2, zmm FMA for avx512 and above."
+echo
+fi
 fi
 
 # ---- the ceilings side by side: FP32 FMA, vdpbf16ps, AMX tdpbf16ps
