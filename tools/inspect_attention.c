@@ -7,6 +7,7 @@
  * The PNG overlays each map on the image: rows = layers, columns = image, heads, rollout up to
  * that layer. Colour scale per map: 0 → max(map maximum, 4/N), so a near-uniform map stays dark. */
 #include "inspect_common.h"
+#include "report.h"
 #include "png_write.h"
 #include <math.h>
 #include <stdio.h>
@@ -105,25 +106,16 @@ int inspect_attention_main(int argc, char **argv) {
     const int S = m->cfg.img_size, P = m->cfg.patch_size, g = m->grid_h, N = g * g, T = N + 1;
     const int L = m->cfg.depth, H = m->cfg.num_heads;
 
-    vg_no_grad_begin();
-    float *att = malloc(sizeof *att * (size_t)L * H * T * T);
+    float *att = malloc(sizeof *att * (size_t)L * H * T * T), *logits = malloc(sizeof *logits * m->cfg.num_classes);
     double *R = malloc(sizeof *R * T * T);
-    vg_tensor *x = vg_vit_embed_tokens(vg_vit_patch_embed(m, ic_image_input(&im, m->cfg.in_chans, S)), m->cls_token, m->pos_embed);
-    for (int l = 0; l < L && x; l++) {
-        vg_tensor *a = NULL;
-        x = vg_vit_block_forward(m, l, x, false, NULL, &a);         /* a: (1, H, T, T) */
-        if (!x || !a) { x = NULL; break; }
-        vg_tensor *ac = vg_contiguous(a);
-        for (size_t k = 0; k < (size_t)H * T * T; k++) att[(size_t)l * H * T * T + k] = (float)vg_data(ac)[k];
-    }
-    vg_tensor *logits = x ? vg_linear_fn(vg_vit_pool_tokens(m, vg_layernorm_fn(x, m->norm.weight, m->norm.bias, m->cfg.norm_eps)), m->head.weight, m->head.bias) : NULL;
-    if (!logits || !att || !R) {
+    /* the blocks one at a time, keeping each one's attention (L, H, T, T): shared with ./inspect report */
+    if (!att || !R || !logits || rm_forward(m, ic_image_input(&im, m->cfg.in_chans, S), att, NULL, NULL, logits, NULL)) {
         fprintf(stderr, "inspect attention: forward failed: %s\n", vg_error());
-        free(att); free(R); ic_image_free(&im); ic_model_free(&mm); vg_no_grad_end(); return IC_FAIL;
+        free(att); free(R); free(logits); ic_image_free(&im); ic_model_free(&mm); return IC_FAIL;
     }
     int pred = 0;
-    for (int c = 1; c < m->cfg.num_classes; c++) if (vg_data(logits)[c] > vg_data(logits)[pred]) pred = c;
-    vg_no_grad_end();
+    for (int c = 1; c < m->cfg.num_classes; c++) if (logits[c] > logits[pred]) pred = c;
+    free(logits);
     vg_arena_reset();
 
     printf("model: %s\nimage: %s, %dx%d px -> %dx%d patches of %d px, %d tokens\n", mm.source, im.what, S, S, g, g, P, T);
