@@ -22,6 +22,7 @@ extern const char report_page_js[];                 /* tools/report_page.js (bui
 
 #define ATT_BUDGET (1500 * 1024)                     /* bytes of attention maps in the page, at most */
 #define PCA_IMAGES 500                               /* test images of the PCA and the logit lens */
+#define MAD_IMAGES 32                                /* test images of the mean attention distance */
 #define MAX_SNAPS 64
 
 static void usage(FILE *f) {
@@ -179,6 +180,7 @@ typedef struct {
     double train_loss, test_loss;                     /* last */
     double mad_first[2], mad_last[2];                 /* mean attention distance: first and last block, first and last snapshot */
     double mad_min, mad_max; int mad_min_l, mad_min_h, mad_max_l, mad_max_h;   /* last snapshot */
+    double mad_spread[2][2];                          /* last snapshot: heads' min and max in the first and last block */
     double pos_adj[2], pos_far[2];                    /* pos_embed similarity: adjacent vs. far patches, first/last snapshot */
     double lens_first, lens_last;                     /* logit lens accuracy after block 0 and the last block (last snapshot) */
     double pca_var[2], pca_sep[2];                    /* PCA: variance of 2 PCs; nearest-centroid accuracy in the plane */
@@ -251,10 +253,18 @@ static int write_snapshots(FILE *j, const char *run, const int64_t *steps, int n
         bool keep = (ns - 1 - s) % keep_every == 0;
         if (rm_forward(m, rm_batch(m, test, idx, n_att), att, NULL, NULL, NULL, NULL)) { snprintf(err, IC_ERRLEN, "forward: %s", vg_error()); rc = -1; }
         vg_arena_reset();
+        /* mean attention distance over MAD_IMAGES test images, one at a time (the maps of the first
+         * n_att, above, are the explorer's) */
         double mad[1024] = {0};
-        for (int i = 0; i < n_att && !rc; i++)
-            for (int lh = 0; lh < L * H && lh < 1024; lh++)
-                mad[lh] += rm_mean_attention_distance(att + (size_t)i * per + (size_t)lh * T * T, T, S, m->grid_h, m->grid_w, c->patch_size) / n_att;
+        const int n_mad = test->n < MAD_IMAGES ? test->n : MAD_IMAGES;
+        float *a1 = malloc(sizeof *a1 * per);
+        for (int i = 0; i < n_mad && !rc && a1; i++) {
+            if (rm_forward(m, rm_batch(m, test, idx + i, 1), a1, NULL, NULL, NULL, NULL)) { snprintf(err, IC_ERRLEN, "forward: %s", vg_error()); rc = -1; }
+            vg_arena_reset();
+            for (int lh = 0; lh < L * H && lh < 1024 && !rc; lh++)
+                mad[lh] += rm_mean_attention_distance(a1 + (size_t)lh * T * T, T, S, m->grid_h, m->grid_w, c->patch_size) / n_mad;
+        }
+        free(a1);
         rj_key(j, "mad"); rj_nums(j, mad, L * H < 1024 ? L * H : 1024); fputc(',', j);
         for (int e = 0; e < 2; e++) {
             int l = e ? L - 1 : 0;
@@ -263,6 +273,11 @@ static int write_snapshots(FILE *j, const char *run, const int64_t *steps, int n
             if (s == ns - 1) (e ? sm->mad_last : sm->mad_first)[1] = a;
         }
         if (s == ns - 1) {
+            for (int e = 0; e < 2; e++) {
+                int l = e ? L - 1 : 0;
+                sm->mad_spread[e][0] = INFINITY; sm->mad_spread[e][1] = -1;
+                for (int h = 0; h < H; h++) { sm->mad_spread[e][0] = fmin(sm->mad_spread[e][0], mad[l * H + h]); sm->mad_spread[e][1] = fmax(sm->mad_spread[e][1], mad[l * H + h]); }
+            }
             sm->mad_min = INFINITY; sm->mad_max = -1;
             for (int lh = 0; lh < L * H; lh++) {
                 if (mad[lh] < sm->mad_min) { sm->mad_min = mad[lh]; sm->mad_min_l = lh / H; sm->mad_min_h = lh % H; }
@@ -381,25 +396,34 @@ static int write_predictions(FILE *j, vg_vit *m, const vg_dataset *test, int lim
     }
     rj_key(j, "pred"); fputc('{', j);
     rj_key(j, "n"); fprintf(j, "%d,", n);
-    rj_key(j, "confusion"); fputc('[', j);
+    /* the confusion matrix in the page up to 100 classes (K² numbers); per-class accuracy always */
     int64_t right = 0;
+    double *class_acc = malloc(sizeof *class_acc * K);
     sm->best_class_acc = -1; sm->worst_class_acc = 2; sm->conf_n = 0;
     for (int y = 0; y < K; y++) {
         int64_t row = 0;
-        fputc(y ? ',' : '[', j);
-        if (y) fputc('[', j);
         for (int k = 0; k < K; k++) {
-            fprintf(j, "%s%lld", k ? "," : "", (long long)conf[(size_t)y * K + k]);
             row += conf[(size_t)y * K + k];
             if (k != y && conf[(size_t)y * K + k] > sm->conf_n) { sm->conf_n = conf[(size_t)y * K + k]; sm->conf_a = y; sm->conf_b = k; }
         }
-        fputc(']', j);
         right += conf[(size_t)y * K + y];
         double a = row ? (double)conf[(size_t)y * K + y] / row : NAN;
+        if (class_acc) class_acc[y] = a;
         if (row && a > sm->best_class_acc) { sm->best_class_acc = a; sm->best_class = y; }
         if (row && a < sm->worst_class_acc) { sm->worst_class_acc = a; sm->worst_class = y; }
     }
-    fputs("],", j);
+    rj_key(j, "class_acc"); if (class_acc) rj_nums(j, class_acc, K); else fputs("[]", j);
+    free(class_acc);
+    fputc(',', j);
+    rj_key(j, "confusion");
+    if (K > 100) fputs("null", j);
+    for (int y = 0; y < K && K <= 100; y++) {
+        fputs(y ? ",[" : "[[", j);
+        for (int k = 0; k < K; k++) fprintf(j, "%s%lld", k ? "," : "", (long long)conf[(size_t)y * K + k]);
+        fputc(']', j);
+        if (y == K - 1) fputc(']', j);
+    }
+    fputc(',', j);
     sm->acc = n ? (double)right / n : 0;
     rj_key(j, "worst"); fputc('[', j);
     for (int w = 0; w < nw; w++) {
@@ -645,9 +669,11 @@ int inspect_report_main(int argc, char **argv) {
     fprintf(f, "<div id=\"att-view\"></div><p class=\"say\">Each small map shows, for one layer (row) and head (column), %s. "
                "Click a patch of the large image to see where that patch looks instead. The mean attention distance of the first block goes from %.1f to %.1f pixels "
                "between the first and last snapshot, of the last block from %.1f to %.1f; in the last snapshot the most local head is layer %d head %d (%.1f px), "
-               "the most global layer %d head %d (%.1f px), as in the ViT paper's figure where early layers mix local and global heads.</p></section>\n",
-            c->pool == VG_VIT_POOL_CLS ? "where the class token (what the head reads) attends" : "the attention averaged over all patch queries (mean pooling reads every patch)",
-            sm.mad_first[0], sm.mad_first[1], sm.mad_last[0], sm.mad_last[1], sm.mad_min_l, sm.mad_min_h, sm.mad_min, sm.mad_max_l, sm.mad_max_h, sm.mad_max);
+               "the most global layer %d head %d (%.1f px). The heads of the first block span %.1f to %.1f px, those of the last %.1f to %.1f px "
+               "(the ViT paper found early layers mixing local and global heads, later ones all global). Distances are averaged over %d test images.</p></section>\n",
+            c->pool == VG_VIT_POOL_CLS ? "where the class token (the token the classifier reads) attends" : "the attention averaged over all patch queries (the classifier reads the mean of the patch tokens)",
+            sm.mad_first[0], sm.mad_first[1], sm.mad_last[0], sm.mad_last[1], sm.mad_min_l, sm.mad_min_h, sm.mad_min, sm.mad_max_l, sm.mad_max_h, sm.mad_max,
+            sm.mad_spread[0][0], sm.mad_spread[0][1], sm.mad_spread[1][0], sm.mad_spread[1][1], test->n < MAD_IMAGES ? test->n : MAD_IMAGES);
     /* 5. embeddings */
     section(f, "embeddings", "5. What the embeddings learned");
     fprintf(f, "<div id=\"emb-view\" class=\"row\"></div><p class=\"say\">");

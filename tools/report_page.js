@@ -220,7 +220,7 @@
       const b = el('button', sel, i === img ? { class: 'sel' } : null, '#' + i + ' ' + cname(im.label));
       b.onclick = function () { img = i; query = -1; drawAttention(); };
     });
-    const bq = el('button', sel, null, 'back to what the head reads');
+    const bq = el('button', sel, null, 'back to what the classifier reads');
     bq.onclick = function () { query = -1; drawAttention(); };
     const row = el('div', v, { class: 'row' });
     const px = b64(imgs[img].px), zb = zoomFor(192);
@@ -234,7 +234,7 @@
     };
     const A = attOf(cur, img);
     const what = query >= 0 ? 'where patch (' + Math.floor(query / C.gw) + ', ' + (query % C.gw) + ') attends' :
-      (C.pool === 'cls' && C.cls ? 'class-token attention (what the head reads)' : 'mean attention over the patch queries (mean pooling reads every patch)');
+      (C.pool === 'cls' && C.cls ? 'class-token attention (the token the classifier reads)' : 'mean attention over the patch queries (the classifier reads the mean of the patch tokens)');
     if (!A) {
       el('p', v, { class: 'none' }, 'The attention maps of ' + snapLabel(cur) + ' were not stored (the page keeps its size under a few MB): move the slider to a marked snapshot.');
       attGrid = null;
@@ -312,20 +312,22 @@
   function drawPredictions() {
     const v = document.getElementById('pred-view'), P = D.pred;
     const row = el('div', v, { class: 'row' });
-    const acc = P.confusion.map(function (r, k) { const n = r.reduce(function (a, b) { return a + b; }, 0); return n ? r[k] / n : 0; });
-    bars(row, 'per-class accuracy (' + P.n + ' test images)', acc, names.map(function (n, k) { return cname(k); }), '#2ca02c', { pct: true, max: 1 });
-    const cell = Math.max(4, Math.min(24, Math.floor(300 / K)));
-    const cm = canvas(row, K * cell, K * cell, 'confusion matrix: rows = true class, columns = predicted (hover)');
-    const ctx = cm.getContext('2d');
-    for (let y = 0; y < K; y++) {
-      const n = P.confusion[y].reduce(function (a, b) { return a + b; }, 0) || 1;
-      for (let x = 0; x < K; x++) { ctx.fillStyle = rgb(viridis(Math.sqrt(P.confusion[y][x] / n))); ctx.fillRect(x * cell, y * cell, cell, cell); }
+    bars(row, 'per-class accuracy (' + P.n + ' test images)', P.class_acc, names.map(function (n, k) { return cname(k); }), '#2ca02c', { pct: true, max: 1 });
+    if (!P.confusion) el('p', row, { class: 'none' }, K + ' classes: the confusion matrix is left out of the page (its size)');
+    else {
+      const cell = Math.max(4, Math.min(24, Math.floor(300 / K)));
+      const cm = canvas(row, K * cell, K * cell, 'confusion matrix: rows = true class, columns = predicted (hover)');
+      const ctx = cm.getContext('2d');
+      for (let y = 0; y < K; y++) {
+        const n = P.confusion[y].reduce(function (a, b) { return a + b; }, 0) || 1;
+        for (let x = 0; x < K; x++) { ctx.fillStyle = rgb(viridis(Math.sqrt(P.confusion[y][x] / n))); ctx.fillRect(x * cell, y * cell, cell, cell); }
+      }
+      cm.onmousemove = function (e) {
+        const r = cm.getBoundingClientRect(), x = Math.floor((e.clientX - r.left) / cell), y = Math.floor((e.clientY - r.top) / cell);
+        if (x >= 0 && y >= 0 && x < K && y < K) showTip(e, cname(y) + ' -> ' + cname(x) + ': ' + P.confusion[y][x]);
+      };
+      cm.onmouseleave = hideTip;
     }
-    cm.onmousemove = function (e) {
-      const r = cm.getBoundingClientRect(), x = Math.floor((e.clientX - r.left) / cell), y = Math.floor((e.clientY - r.top) / cell);
-      if (x >= 0 && y >= 0 && x < K && y < K) showTip(e, cname(y) + ' -> ' + cname(x) + ': ' + P.confusion[y][x]);
-    };
-    cm.onmouseleave = hideTip;
     lensBox = el('div', row);
     drawLens();
     el('h3', v, { style: 'font-size:14px' }, 'the most confident mistakes');
