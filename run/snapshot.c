@@ -6,8 +6,8 @@
  *                                 ‖w‖₂, ‖g‖₂ of the gradient the step used (after clipping), ‖Δw‖₂
  *                                 of the step's update and ‖Δw‖ / ‖w‖
  *   step-00000000.safetensors …   the model's weights (model.safetensors's keys and metadata) at N
- *                                 moments: step 0, about 1 % of the run, and evaluations spread
- *                                 over the run up to the last step
+ *                                 moments: step 0, about 1 % of the run, and evaluations up to the
+ *                                 last step, spaced geometrically (denser early)
  *
  * It only reads the weights and gradients: a run with snapshots trains the same bits as one
  * without. The moments follow from the run's length and flags alone, so a resumed run (which
@@ -49,7 +49,8 @@ static bool is_norm_step(const run_snapshots *s, int64_t step) {
 /* the evaluation steps are multiples of `period` and the last step: the k-th of n (1-based) */
 static int64_t eval_step(int64_t k, int64_t n, int64_t period, int64_t total) { return k == n ? total : k * period; }
 
-/* step 0, ~1 % of the run, then evaluations spread evenly up to the last step: n moments at most */
+/* step 0, ~1 % of the run, then evaluations up to the last step, spaced geometrically (denser early,
+ * where the model changes fastest): n moments at most */
 static int choose_moments(run_snapshots *s, const options *o, int64_t total, int64_t unit) {
     const int n = o->snapshots;
     s->moments = calloc((size_t)n + 2, sizeof *s->moments);
@@ -59,10 +60,15 @@ static int choose_moments(run_snapshots *s, const options *o, int64_t total, int
     int c = 0;
     if (n >= 2) s->moments[c++] = 0;
     if (n >= 3) s->moments[c++] = total / 100 > 1 ? total / 100 : 1;
-    int want = n - c;
+    const int want = n - c;
+    int64_t prev = 0;
     for (int k = 1; k <= want; k++) {
-        int64_t idx = n_eval <= want ? k : (int64_t)ceil((double)k * (double)n_eval / want);
+        /* the k-th of want evaluations: n_eval^(k/want), after the previous one, leaving room for the rest */
+        int64_t idx = n_eval <= want ? k : llround(pow((double)n_eval, (double)k / want));
+        if (idx <= prev) idx = prev + 1;
+        if (idx > n_eval - (want - k) && n_eval > want) idx = n_eval - (want - k);
         if (idx > n_eval) break;
+        prev = idx;
         int64_t st = eval_step(idx, n_eval, period, total);
         if (c == 0 || st > s->moments[c - 1]) s->moments[c++] = st;
     }

@@ -80,10 +80,11 @@ VG_TEST(report_snapshots_are_written_and_change_no_weight) {
     char p[600], q[600], names[4096];
     snprintf(p, sizeof p, "%s/snapshots", a);
     list_dir(p, names, sizeof names);
-    /* step 0, 1 % of 30 steps (step 1) and six of the ten evaluations (every 3 steps), the last included */
-    CHECK_MSG(!strcmp(names, "norms.csv step-00000000.safetensors step-00000001.safetensors step-00000006.safetensors "
-                             "step-00000012.safetensors step-00000015.safetensors step-00000021.safetensors "
-                             "step-00000027.safetensors step-00000030.safetensors "), "snapshots/: %s", names);
+    /* step 0, 1 % of 30 steps (step 1) and six of the ten evaluations (every 3 steps), spaced
+     * geometrically (evaluation round(10^(k/6)): 1, 2, 3, 5, 7, 10), the last included */
+    CHECK_MSG(!strcmp(names, "norms.csv step-00000000.safetensors step-00000001.safetensors step-00000003.safetensors "
+                             "step-00000006.safetensors step-00000009.safetensors step-00000015.safetensors "
+                             "step-00000021.safetensors step-00000030.safetensors "), "snapshots/: %s", names);
     snprintf(p, sizeof p, "%s/snapshots/norms.csv", a);
     char *csv = vg_test_read_file(p, NULL);
     REQUIRE(csv);

@@ -34,6 +34,7 @@
     const i = Math.min(7, Math.floor(t)), f = t - i, a = VIR[i], b = VIR[i + 1];
     return [a[0] + (b[0] - a[0]) * f, a[1] + (b[1] - a[1]) * f, a[2] + (b[2] - a[2]) * f];
   }
+  function fmt(v) { const a = Math.abs(v); return a === 0 ? '0' : a < 0.01 || a >= 1e4 ? v.toExponential(1) : String(Number(v.toPrecision(3))); }
   function rgb(c) { return 'rgb(' + Math.round(c[0]) + ',' + Math.round(c[1]) + ',' + Math.round(c[2]) + ')'; }
   const PAL = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#7f7f7f', '#bcbd22', '#17becf'];
   function classColour(k) { return k < 10 ? PAL[k] : 'hsl(' + ((k * 137.5) % 360) + ',65%,45%)'; }
@@ -94,7 +95,7 @@
     sv('text', s, { x: ml, y: 12, 'font-size': 12, 'font-weight': 'bold' }).textContent = title;
     sv('rect', s, { x: ml, y: mt, width: W - ml - mr, height: Ht - mt - mb, fill: 'none', stroke: '#ccc' });
     for (let i = 0; i <= 2; i++) {
-      const v = y0 + (y1 - y0) * i / 2, lab = opt.log ? Math.pow(10, v).toExponential(0) : (Math.abs(v) < 10 ? v.toFixed(2) : v.toFixed(0));
+      const v = y0 + (y1 - y0) * i / 2, lab = opt.log ? Math.pow(10, v).toExponential(0) : fmt(v);
       sv('text', s, { x: ml - 4, y: mt + (1 - i / 2) * (Ht - mt - mb) + 4, 'font-size': 10, 'text-anchor': 'end' }).textContent = lab;
     }
     sv('text', s, { x: ml, y: Ht - 8, 'font-size': 10 }).textContent = String(x0);
