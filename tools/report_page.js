@@ -256,7 +256,7 @@
     // mean attention distance per head and layer (this snapshot), the ViT paper's figure
     const md = snaps[cur].mad, series = [];
     for (let h = 0; h < H; h++) series.push({ name: 'head ' + h, colour: classColour(h), width: 0.01, dots: true, pts: Array.from({ length: L }, function (_, l) { return [l, md[l * H + h]]; }) });
-    chart(row, 'mean attention distance (px), ' + snapLabel(cur), series, { xlabel: 'layer', w: 300, h: 220 });
+    chart(row, 'mean attention distance (px) per layer', series, { xlabel: 'layer', w: 300, h: 220 });
   }
   // attention rollout (Abnar and Zuidema 2020): per block the heads averaged plus the identity (the
   // residual path), rows renormalised, multiplied up; the row read (as readRow) after each block
@@ -289,11 +289,14 @@
     const v = document.getElementById('emb-view');
     v.textContent = '';
     const sn = snaps[cur], sim = b64(sn.pos);
+    let lo = 255, hi = 0;                                  // colours stretched over the table's own range
+    for (let k = 0; k < sim.length; k++) { lo = Math.min(lo, sim[k]); hi = Math.max(hi, sim[k]); }
+    if (hi <= lo) hi = lo + 1;
     const cs = N <= 64 ? 4 : N <= 196 ? 2 : 1, mw = C.gw * cs, mh = C.gh * cs, gap = 2;
-    const c = canvas(v, C.gw * (mw + gap), C.gh * (mh + gap), 'position-embedding cosine similarity, ' + snapLabel(cur) + ': the map at row i, column j compares patch (i, j) with every patch (colour -1 .. 1)');
+    const c = canvas(v, C.gw * (mw + gap), C.gh * (mh + gap), 'position-embedding cosine similarity, ' + snapLabel(cur) + ': the map at row i, column j compares patch (i, j) with every patch (colour ' + (lo / 127.5 - 1).toFixed(2) + ' .. ' + (hi / 127.5 - 1).toFixed(2) + ')');
     const ctx = c.getContext('2d');
     for (let a = 0; a < N; a++) for (let b = 0; b < N; b++) {
-      ctx.fillStyle = rgb(viridis(sim[a * N + b] / 255));
+      ctx.fillStyle = rgb(viridis((sim[a * N + b] - lo) / (hi - lo)));
       ctx.fillRect((a % C.gw) * (mw + gap) + (b % C.gw) * cs, Math.floor(a / C.gw) * (mh + gap) + Math.floor(b / C.gw) * cs, cs, cs);
     }
     const F = sn.filters;
@@ -406,6 +409,11 @@
   document.getElementById('snap').addEventListener('input', function (e) { setSnap(Number(e.target.value)); });
 
   drawE2E(); drawCurves(); drawPredictions(); drawHealth(); setSnap(cur);
+  // #only=a,b: show those views alone (e.g. to print or screenshot one of them)
+  if (location.hash.indexOf('#only=') === 0) {
+    const keep = location.hash.slice(6).split(',');
+    for (const sec of document.querySelectorAll('section')) if (keep.indexOf(sec.id) < 0) sec.style.display = 'none';
+  }
 
   // ---------------------------------------------------------------- #test: drive the page, checksum what it draws
   function sum(c) {
