@@ -324,7 +324,7 @@ VG_TEST(report_covers_other_datasets_and_model_options) {
     REQUIRE(vg_test_run(cmd, out, sizeof out) == 0);
     snprintf(dir, sizeof dir, "%s/run-fashion", root);
     snprintf(html, sizeof html, "%s/fashion.html", root);
-    snprintf(cmd, sizeof cmd, "./inspect report %s --out %s --limit 2000", dir, html);
+    snprintf(cmd, sizeof cmd, "./inspect report %s --out %s --limit 500", dir, html);
     rc = vg_test_run(cmd, out, sizeof out);
     CHECK_MSG(rc == 0, "exit %d: %s", rc, out);
     check_page(html);

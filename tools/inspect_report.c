@@ -219,10 +219,10 @@ static int write_snapshots(FILE *j, const char *run, const int64_t *steps, int n
     while (per * n_att * ((ns + keep_every - 1) / keep_every) > ATT_BUDGET && keep_every < ns) keep_every++;
     const int M = test->n < PCA_IMAGES ? test->n : PCA_IMAGES;
     int *idx = malloc(sizeof *idx * M);
-    float *att = malloc(sizeof *att * per * (n_att ? n_att : 1)), *lens = malloc(sizeof *lens * (size_t)L * M * K);
+    float *att = malloc(sizeof *att * per * (n_att ? n_att : 1));
     float *pooled = malloc(sizeof *pooled * (size_t)M * c->embed_dim), *xy = malloc(sizeof *xy * 2 * M), *sim = malloc(sizeof *sim * (size_t)N * N);
     uint8_t *q = malloc(per > (size_t)N * N ? per : (size_t)N * N);
-    if (!idx || !att || !lens || !pooled || !xy || !sim || !q) { snprintf(err, IC_ERRLEN, "out of memory"); return -1; }
+    if (!idx || !att || !pooled || !xy || !sim || !q) { snprintf(err, IC_ERRLEN, "out of memory"); return -1; }
     for (int i = 0; i < M; i++) idx[i] = i;
     /* the explorer's images */
     rj_key(j, "att_images"); fputc('[', j);
@@ -363,7 +363,7 @@ static int write_snapshots(FILE *j, const char *run, const int64_t *steps, int n
     rj_key(j, "pca_labels"); fputc('[', j);
     for (int i = 0; i < M; i++) fprintf(j, "%s%d", i ? "," : "", test->labels[i]);
     fputs("],", j);
-    free(idx); free(att); free(lens); free(pooled); free(xy); free(sim); free(q);
+    free(idx); free(att); free(pooled); free(xy); free(sim); free(q);
     return rc;
 }
 
