@@ -10,7 +10,19 @@
 #   make fuzz       every input parser under libFuzzer + ASan + UBSan (clang), FUZZ_SECONDS each
 #   make check-timm vitgrad against the real timm (pip-installed; not a test)
 CC      ?= gcc
-ARCH    ?= -march=native
+# The target: the baseline of the compiler's architecture, so one binary runs on every CPU of it;
+# the kernels that need more (gemm/gemm_<isa>.c, simd/rows_<isa>.c, gemm/bf16_dp.c) are compiled
+# with their own flags (ISA_FLAGS below) and chosen at run time (isa/dispatch.c). `make
+# ARCH=-march=native` builds the rest for this machine instead.
+MACHINE := $(shell $(CC) -dumpmachine 2>/dev/null)
+ifneq ($(findstring x86_64,$(MACHINE)),)
+ARCH    ?= -march=x86-64 -mtune=generic
+ISA_X86 := yes
+else ifneq ($(findstring aarch64,$(MACHINE)),)
+ARCH    ?= -march=armv8-a
+else
+ARCH    ?=
+endif
 OPT     ?= -O3
 WARN    := -Wall -Wextra -Wshadow -Wno-unused-parameter -Wno-missing-field-initializers
 # -fno-math-errno: libm calls need not set errno, so sqrt can become one vector instruction (AdamW).
@@ -26,7 +38,7 @@ B       ?= build
 # stay in its build directory (so it never replaces ./train, ./gradcheck or ./inspect)
 BIN     ?= .
 
-LIB_DIRS := tensor gemm autograd nn vit data optim checkpoint dist run
+LIB_DIRS := tensor isa gemm simd autograd nn vit data optim checkpoint dist run
 # the communicator is linked into each program, not the library: dist/single.c (one process) or,
 # with MPI=1, dist/mpi.c compiled by mpicc
 COMM_SRC := dist/single.c dist/mpi.c
@@ -66,9 +78,18 @@ $(B)/source.stamp: FORCE
 $(B)/f32/run/run_dir.o $(B)/f64/run/run_dir.o: $(B)/source.stamp
 $(B)/f32/run/run_dir.o $(B)/f64/run/run_dir.o: CFLAGS += -DVG_SOURCE='"$(VG_SOURCE)"'
 
+# Each instruction set's kernel files get that set's target flags (after CFLAGS: they win over
+# ARCH); the dispatcher runs them only on CPUs that have it.
+ifeq ($(ISA_X86),yes)
+ISA_AVX2   := -march=x86-64-v3
+ISA_AVX512 := -march=x86-64-v4
+$(B)/f32/gemm/gemm_avx2.o $(B)/f32/simd/rows_avx2.o: ISA_FLAGS := $(ISA_AVX2)
+$(B)/f32/gemm/gemm_avx512.o $(B)/f32/simd/rows_avx512.o: ISA_FLAGS := $(ISA_AVX512)
+$(B)/f32/gemm/bf16_dp.o: ISA_FLAGS := $(ISA_AVX512) -mavx512bf16
+endif
 $(B)/f32/%.o: %.c $(HDRS) $(B)/cflags.stamp
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(ISA_FLAGS) -c $< -o $@
 $(B)/mpi/dist/mpi.o: dist/mpi.c $(HDRS) $(B)/cflags.stamp
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) -c $< -o $@
@@ -96,19 +117,25 @@ $(BIN)/launch: $(B)/f32/launcher/launch.o
 	$(CC) $^ -o $@ $(EXTRA_LDFLAGS)
 $(B)/autograd_example: $(B)/f32/examples/autograd_example.o $(B)/libvitgrad.a
 	$(CC) $^ -o $@ $(LDLIBS)
+# the program outputs quoted in docs/tutorial.md and README.md, run and compared (tests/run.sh)
+$(B)/docs_check: $(B)/f32/tests/tools/docs_check.o
+	$(CC) $^ -o $@
+# vg_gradcheck on a user's function: float64 (-DVG_DOUBLE, the f64 objects) against libvitgrad64.a
+$(B)/gradcheck_example: $(B)/f64/examples/gradcheck_example.o $(B)/libvitgrad64.a
+	$(CC) $^ -o $@ $(LDLIBS)
 # run_tests counts our code's allocation calls (tests/test_alloc.c): the library is linked statically,
 # so --wrap reroutes its malloc/free calls through the test's counting wrappers.
 WRAP_ALLOC := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc,--wrap=free
 $(B)/run_tests: $(TEST_SRC:%.c=$(B)/f32/%.o) $(B)/f32/dist/single.o $(B)/libvitgrad.a
 	$(CC) $^ -o $@ $(WRAP_ALLOC) $(LDLIBS)
 
-# The GEMM, layer and ViT tests again with every SIMD kernel this machine lacks, its intrinsics in
-# plain C (gemm/emulate/): the FP32 AVX-512 kernel (MR 12, NR 32) where there is no AVX-512, the
-# vdpbf16ps kernel (always: on machines with AVX512_BF16 the C is checked against the instruction
-# by the tests) and the AMX tile kernel (always: its backend reports itself usable when emulated).
-# Without -fno-var-tracking-assignments, `make asan`'s -g build of them takes minutes.
-EMU_CFLAGS := $(CFLAGS) -fno-var-tracking-assignments -DVG_GEMM_EMULATE_AVX512
-$(B)/emulated/gemm/fp32.o: gemm/fp32.c $(HDRS) $(B)/cflags.stamp
+# The GEMM, layer and ViT tests again with the SIMD kernels' intrinsics in plain C (gemm/emulate/),
+# built for AVX2+FMA: the FP32 AVX-512 kernel (MR 12, NR 32), the vdpbf16ps kernel and the AMX tile
+# kernel, so every kernel runs on any x86-64 machine with AVX2 (on machines with AVX512_BF16 or AMX
+# the tests also check the C against the instructions). Without -fno-var-tracking-assignments,
+# `make asan`'s -g build of them takes minutes.
+EMU_CFLAGS := $(CFLAGS) -march=x86-64-v3 -fno-var-tracking-assignments -DVG_GEMM_EMULATE_AVX512
+$(B)/emulated/gemm/gemm_avx512.o: gemm/gemm_avx512.c $(HDRS) $(B)/cflags.stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(EMU_CFLAGS) -c $< -o $@
 $(B)/emulated/gemm/bf16_dp.o: gemm/bf16_dp.c $(HDRS) $(B)/cflags.stamp
@@ -117,7 +144,7 @@ $(B)/emulated/gemm/bf16_dp.o: gemm/bf16_dp.c $(HDRS) $(B)/cflags.stamp
 $(B)/emulated/gemm/amx.o: gemm/amx.c $(HDRS) $(B)/cflags.stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(EMU_CFLAGS) -DVG_GEMM_EMULATE_AMX -c $< -o $@
-EMULATED := fp32 bf16_dp amx
+EMULATED := gemm_avx512 bf16_dp amx
 $(B)/run_tests_emulated: $(TEST_SRC:%.c=$(B)/f32/%.o) $(B)/f32/dist/single.o $(EMULATED:%=$(B)/emulated/gemm/%.o) $(filter-out $(EMULATED:%=$(B)/f32/gemm/%.o),$(OBJ32))
 	$(CC) $^ -o $@ $(WRAP_ALLOC) $(LDLIBS)
 
@@ -154,7 +181,7 @@ fuzz-seeds: $(B)/make_seeds
 
 # with mpicc and mpirun present, the tests also run ./train as 2 MPI ranks ($(B)/train-mpi) and the
 # gradient bucketer over 2 ranks ($(B)/dist_check) $(FUZZ_REPLAY)
-test: all $(B)/run_tests $(B)/run_tests_emulated $(B)/autograd_example $(if $(HAVE_MPI),$(B)/train-mpi $(B)/dist_check) $(FUZZ_REPLAY)
+test: all $(B)/run_tests $(B)/run_tests_emulated $(B)/autograd_example $(B)/gradcheck_example $(B)/docs_check $(if $(HAVE_MPI),$(B)/train-mpi $(B)/dist_check) $(FUZZ_REPLAY)
 	@bash tests/run.sh $(B) $(BIN)
 
 asan:
@@ -224,8 +251,8 @@ reference:
 	/usr/bin/python3 tests/reference/make_regularization_reference.py
 
 # ---- benchmarks (not tests)
-$(B)/gemm_bench: bench/gemm_bench.c gemm/fp32.c gemm/gemm.h
-	$(CC) $(CFLAGS) bench/gemm_bench.c gemm/fp32.c -o $@ -lopenblas -lm
+$(B)/gemm_bench: $(B)/f32/bench/gemm_bench.o $(B)/libvitgrad.a
+	$(CC) $^ -o $@ -lopenblas $(LDLIBS)
 # vg_gemm_bf16 vs vg_gemm (bench/run.sh's "bf16gemm" part), and vs oneDNN's bf16 matmul (its "dnnl"
 # part; needs libdnnl-dev, the part says so and skips without it)
 $(B)/bf16_gemm_probe: $(B)/f32/bench/bf16_gemm_probe.o $(B)/libvitgrad.a

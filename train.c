@@ -7,6 +7,7 @@
  * the same numbers as an uninterrupted one. */
 #include "checkpoint/checkpoint.h"
 #include "gemm/gemm.h"
+#include "isa/dispatch.h"
 #include "checkpoint/model_meta.h"
 #include "run/run.h"
 #include "dist/dist.h"
@@ -117,7 +118,7 @@ static void print_processes(void) {
     vg_dist_hosts(hosts);
     printf("%s: %d process%s x %d threads", vg_dist_backend(), n, n > 1 ? "es" : "", omp_get_max_threads());
     for (int r = 0; r < n; r++) printf("%s%d on %s", r ? ", " : "; rank ", r, hosts[r]);
-    printf("\n");
+    printf("\n%s\n", vg_kernels_summary());                 /* isa/dispatch.c's choice */
     free(hosts);
 }
 

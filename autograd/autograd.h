@@ -170,7 +170,12 @@ vg_tensor *vg_flatten(vg_tensor *a, int start_dim, int end_dim);
 vg_tensor *vg_contiguous(vg_tensor *a);
 vg_tensor *vg_concat(int n, vg_tensor *const *ts, int dim);
 
-/* ---- gradient checking (a user feature): central differences in float64 ---- */
+/* ---- gradient checking (a user feature): central differences in float64 ----
+ * Only in the float64 library: compile your program with -DVG_DOUBLE (so `real` is double in
+ * these headers) and link build/libvitgrad64.a (`make build/libvitgrad64.a`); see
+ * examples/gradcheck_example.c and docs/layers.md. In the float32 library (build/libvitgrad.a)
+ * vg_gradcheck checks nothing and returns ok = false with the message "vg_gradcheck needs the
+ * float64 build: …": float32 finite differences are too noisy to tell a right rule from a wrong one. */
 typedef vg_tensor *(*vg_gradcheck_fn)(vg_tensor *const *inputs, void *ctx);
 typedef struct {
     bool   ok;

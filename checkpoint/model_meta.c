@@ -8,81 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* every field of vit_fields.h in its order, as "model.<name>" (IF_SET fields only when set) */
 int vg_vit_config_to_meta(const vg_vit_config *c, vg_st_writer *w, char *err, size_t errlen) {
-    char v[64];
     int rc = 0;
-    #define META_I(key, x) (snprintf(v, sizeof v, "%d", (int)(x)), rc |= vg_st_writer_meta(w, "model." key, v, err, errlen))
-    #define META_D(key, x) (snprintf(v, sizeof v, "%.17g", (double)(x)), rc |= vg_st_writer_meta(w, "model." key, v, err, errlen))
-    META_I("img_size", c->img_size); META_I("patch_size", c->patch_size); META_I("in_chans", c->in_chans);
-    META_I("num_classes", c->num_classes); META_I("embed_dim", c->embed_dim); META_I("depth", c->depth);
-    META_I("num_heads", c->num_heads); META_D("mlp_ratio", c->mlp_ratio); META_I("qkv_bias", c->qkv_bias);
-    META_D("drop_rate", c->drop_rate); META_D("attn_drop_rate", c->attn_drop_rate);
-    META_D("drop_path_rate", c->drop_path_rate);
-    if (c->patch_drop_rate > 0) META_D("patch_drop_rate", c->patch_drop_rate);
-    if (c->patch_overlap > 0) META_I("patch_overlap", c->patch_overlap);
-    if (vg_vit_stem_depth(c)) {
-        vg_vit_stem_str(c, v, sizeof v);
-        rc |= vg_st_writer_meta(w, "model.conv_stem", v, err, errlen);
+    for (int f = 0; f < VG_VIT_NFIELDS; f++) {
+        if (!vg_vit_fields[f].meta_always && vg_vit_field_is_default(c, f)) continue;
+        char key[96], v[64];
+        snprintf(key, sizeof key, "model.%s", vg_vit_fields[f].name);
+        vg_vit_field_format(c, f, v, sizeof v);
+        rc |= vg_st_writer_meta(w, key, v, err, errlen);
     }
-    rc |= vg_st_writer_meta(w, "model.pool", c->pool == VG_VIT_POOL_MEAN ? "mean" : "cls", err, errlen);
-    rc |= vg_st_writer_meta(w, "model.pos_embed", c->pos_embed == VG_VIT_POS_SINCOS2D ? "sincos2d" : "learned", err, errlen);
-    META_D("norm_eps", c->norm_eps);
-    META_I("class_token", c->class_token); META_I("reg_tokens", c->reg_tokens);
-    META_I("no_embed_class", c->no_embed_class); META_I("fc_norm", c->fc_norm);
-    META_D("init_values", c->init_values);
-    #undef META_I
-    #undef META_D
     return rc ? -1 : 0;
-}
-
-/* "model.<key>" as a whole decimal int / a finite number; absent: *out untouched. -1 (err names
- * path, key and value) when present but not that. */
-static int meta_int(const vg_st_file *f, const char *key, int *out, const char *path, char *err, size_t errlen) {
-    const char *v = vg_st_meta(f, key);
-    if (!v) return 0;
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (end == v || *end || errno == ERANGE || x < INT_MIN || x > INT_MAX) {
-        snprintf(err, errlen, "%s: metadata %s = \"%.40s\" is not an integer", path, key, v);
-        return -1;
-    }
-    *out = (int)x;
-    return 0;
-}
-static int meta_double(const vg_st_file *f, const char *key, double *out, const char *path, char *err, size_t errlen) {
-    const char *v = vg_st_meta(f, key);
-    if (!v) return 0;
-    char *end;
-    double x = strtod(v, &end);
-    if (end == v || *end || !isfinite(x)) {
-        snprintf(err, errlen, "%s: metadata %s = \"%.40s\" is not a finite number", path, key, v);
-        return -1;
-    }
-    *out = x;
-    return 0;
-}
-/* "model.conv_stem": the stem's channels, "C1,C2,…" (vg_vit_parse_stem) */
-static int meta_stem(const vg_st_file *f, vg_vit_config *c, const char *path, char *err, size_t errlen) {
-    const char *v = vg_st_meta(f, "model.conv_stem");
-    if (!v) return 0;
-    if (!vg_vit_parse_stem(v, c)) {
-        snprintf(err, errlen, "%s: metadata model.conv_stem = \"%.40s\": %.200s", path, v, vg_error());
-        return -1;
-    }
-    return 0;
-}
-/* "model.<key>" as one of two names (index 0 or 1) */
-static int meta_choice(const vg_st_file *f, const char *key, const char *a, const char *b, int *out,
-                       const char *path, char *err, size_t errlen) {
-    const char *v = vg_st_meta(f, key);
-    if (!v) return 0;
-    if (strcmp(v, a) && strcmp(v, b)) {
-        snprintf(err, errlen, "%s: metadata %s = \"%.40s\", expected \"%s\" or \"%s\"", path, key, v, a, b);
-        return -1;
-    }
-    *out = strcmp(v, a) ? 1 : 0;
-    return 0;
 }
 
 /* The configuration must fit the file before anything is allocated for it: a model file holds
@@ -104,49 +40,26 @@ static int fits_file(const vg_st_file *f, const vg_vit_config *c, const char *so
     return 0;
 }
 
-int vg_vit_config_from_meta(const vg_st_file *f, vg_vit_config *c, const char *path, char *err,
+int vg_vit_config_from_meta(const vg_st_file *f_, vg_vit_config *c, const char *path, char *err,
                             size_t errlen) {
-    if (!vg_st_meta(f, "model.embed_dim")) {
+    if (!vg_st_meta(f_, "model.embed_dim")) {
         snprintf(err, errlen, "%s: no model configuration in its metadata (not written by vitgrad?)", path);
         return -1;
     }
-    int qkv_bias = c->qkv_bias, pool = c->pool == VG_VIT_POOL_MEAN, pos = c->pos_embed == VG_VIT_POS_SINCOS2D;
-    int class_token = c->class_token, no_embed_class = c->no_embed_class, fc_norm = c->fc_norm;
-    if (meta_int(f, "model.img_size", &c->img_size, path, err, errlen) ||
-        meta_int(f, "model.patch_size", &c->patch_size, path, err, errlen) ||
-        meta_int(f, "model.in_chans", &c->in_chans, path, err, errlen) ||
-        meta_int(f, "model.num_classes", &c->num_classes, path, err, errlen) ||
-        meta_int(f, "model.embed_dim", &c->embed_dim, path, err, errlen) ||
-        meta_int(f, "model.depth", &c->depth, path, err, errlen) ||
-        meta_int(f, "model.num_heads", &c->num_heads, path, err, errlen) ||
-        meta_double(f, "model.mlp_ratio", &c->mlp_ratio, path, err, errlen) ||
-        meta_int(f, "model.qkv_bias", &qkv_bias, path, err, errlen) ||
-        meta_double(f, "model.drop_rate", &c->drop_rate, path, err, errlen) ||
-        meta_double(f, "model.attn_drop_rate", &c->attn_drop_rate, path, err, errlen) ||
-        meta_double(f, "model.norm_eps", &c->norm_eps, path, err, errlen) ||
-        meta_double(f, "model.drop_path_rate", &c->drop_path_rate, path, err, errlen) ||
-        meta_double(f, "model.patch_drop_rate", &c->patch_drop_rate, path, err, errlen) ||
-        meta_int(f, "model.patch_overlap", &c->patch_overlap, path, err, errlen) ||
-        meta_stem(f, c, path, err, errlen) ||
-        meta_choice(f, "model.pool", "cls", "mean", &pool, path, err, errlen) ||
-        meta_choice(f, "model.pos_embed", "learned", "sincos2d", &pos, path, err, errlen) ||
-        meta_int(f, "model.class_token", &class_token, path, err, errlen) ||
-        meta_int(f, "model.reg_tokens", &c->reg_tokens, path, err, errlen) ||
-        meta_int(f, "model.no_embed_class", &no_embed_class, path, err, errlen) ||
-        meta_int(f, "model.fc_norm", &fc_norm, path, err, errlen) ||
-        meta_double(f, "model.init_values", &c->init_values, path, err, errlen))
-        return -1;
-    c->qkv_bias = qkv_bias != 0;
-    c->class_token = class_token != 0;
-    c->no_embed_class = no_embed_class != 0;
-    c->fc_norm = fc_norm != 0;
-    c->pool = pool ? VG_VIT_POOL_MEAN : VG_VIT_POOL_CLS;
-    c->pos_embed = pos ? VG_VIT_POS_SINCOS2D : VG_VIT_POS_LEARNED;
+    for (int f = 0; f < VG_VIT_NFIELDS; f++) {
+        char key[96];
+        snprintf(key, sizeof key, "model.%s", vg_vit_fields[f].name);
+        const char *v = vg_st_meta(f_, key);
+        if (v && !vg_vit_field_parse(c, f, v)) {
+            snprintf(err, errlen, "%s: metadata %s = \"%.40s\": %.200s", path, key, v, vg_error());
+            return -1;
+        }
+    }
     if (!vg_vit_config_check(c)) {
         snprintf(err, errlen, "%s: invalid model configuration in metadata: %s", path, vg_error());
         return -1;
     }
-    return fits_file(f, c, "in its metadata", 0, path, err, errlen);
+    return fits_file(f_, c, "in its metadata", 0, path, err, errlen);
 }
 
 /* ------------------------------------------------------------------ a timm state dict's shapes */
@@ -366,29 +279,25 @@ int vg_vit_config_diff(const vg_st_file *f, const vg_vit_config *c, char *out, s
         if (infer_from_shapes(f, &saved, 1, "", e, sizeof e)) return 0;
         saved.num_heads = c->num_heads; saved.pool = c->pool; saved.pos_embed = c->pos_embed;
     } else if (vg_vit_config_from_meta(f, &saved, "", e, sizeof e)) return 0;
-    const struct { const char *name; double a, b; } fields[] = {
-        {"patch_size", saved.patch_size, c->patch_size}, {"in_chans", saved.in_chans, c->in_chans},
-        {"num_classes", saved.num_classes, c->num_classes}, {"embed_dim", saved.embed_dim, c->embed_dim},
-        {"depth", saved.depth, c->depth}, {"num_heads", saved.num_heads, c->num_heads},
-        {"mlp_ratio", saved.mlp_ratio, c->mlp_ratio}, {"qkv_bias", saved.qkv_bias, c->qkv_bias},
-        {"pool (0 cls, 1 mean)", saved.pool, c->pool}, {"pos_embed (0 learned, 1 sincos2d)", saved.pos_embed, c->pos_embed},
-        {"class_token", saved.class_token, c->class_token}, {"reg_tokens", saved.reg_tokens, c->reg_tokens},
-        {"no_embed_class", saved.no_embed_class, c->no_embed_class}, {"fc_norm", saved.fc_norm, c->fc_norm},
-        {"LayerScale", saved.init_values > 0, c->init_values > 0}, {"patch_overlap", saved.patch_overlap, c->patch_overlap},
-    };
     int k = 0;
     size_t len = 0;
-    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
-        if (fields[i].a == fields[i].b) continue;
-        int w = snprintf(out + len, n - len, "%s%s %g (this run: %g)", k ? ", " : "", fields[i].name, fields[i].a, fields[i].b);
-        if (w > 0 && (size_t)w < n - len) len += (size_t)w;
-        k++;
-    }
-    char a[64], b[64];
-    vg_vit_stem_str(&saved, a, sizeof a);
-    vg_vit_stem_str(c, b, sizeof b);
-    if (strcmp(a, b)) {
-        int w = snprintf(out + len, n - len, "%sconv_stem %s (this run: %s)", k ? ", " : "", a, b);
+    for (int i = 0; i < VG_VIT_NFIELDS; i++) {
+        const vg_vit_field *d = &vg_vit_fields[i];
+        char a[64], b[64];
+        if (d->cmp == VG_FIELD_CMP_ON) {            /* compared as present or not: "LayerScale 1 (this run: 0)" */
+            snprintf(a, sizeof a, "%d", vg_vit_field_number(&saved, i) > 0);
+            snprintf(b, sizeof b, "%d", vg_vit_field_number(c, i) > 0);
+        } else if (d->cmp == VG_FIELD_CMP_SAME) {
+            vg_vit_field_format(&saved, i, a, sizeof a);
+            vg_vit_field_format(c, i, b, sizeof b);
+            if (!strcmp(a, b)) continue;
+            if (d->kind == VG_FIELD_REAL) {          /* shown with %g, as people write them */
+                snprintf(a, sizeof a, "%g", vg_vit_field_number(&saved, i));
+                snprintf(b, sizeof b, "%g", vg_vit_field_number(c, i));
+            }
+        } else continue;
+        if (!strcmp(a, b) && d->cmp == VG_FIELD_CMP_ON) continue;
+        int w = snprintf(out + len, n - len, "%s%s %s (this run: %s)", k ? ", " : "", d->cmp_label ? d->cmp_label : d->name, a, b);
         if (w > 0 && (size_t)w < n - len) len += (size_t)w;
         k++;
     }

@@ -9,7 +9,8 @@
 #include "tensor/safetensors.h"
 #include "vit/vit.h"
 
-/* every field of c as "model.<field>" metadata; 0, or -1 with err set */
+/* the fields of vit/vit_fields.h as "model.<field>" metadata, in the table's order (fields marked
+ * IF_SET only when not the default); 0, or -1 with err set */
 int vg_vit_config_to_meta(const vg_vit_config *c, vg_st_writer *w, char *err, size_t errlen);
 /* read back what vg_vit_config_to_meta wrote; keys that are missing keep the value in *c. Fails
  * (err names `path`) when the file has no model.embed_dim or the configuration does not check. */

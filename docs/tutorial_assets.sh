@@ -1,31 +1,30 @@
 #!/bin/sh
-# Regenerate the outputs and pictures of docs/tutorial.md from a training run.
-#   sh docs/tutorial_assets.sh RUN_DIR [OUT_TXT_DIR]
-# RUN_DIR holds model.safetensors and metrics.csv (e.g. runs/cifar10). Text outputs go to
-# OUT_TXT_DIR (default /tmp/tutorial), pictures to docs/img/. Paste the text into the tutorial.
-# The k-NN runs embed 12,000 images each (a few minutes on two cores).
+# Regenerate the pictures of docs/tutorial.md and check every program output it (and README.md)
+# quotes against what the programs print now.
+#   sh docs/tutorial_assets.sh [RUN_DIR] [NAME=DIR ...]
+# RUN_DIR: the tutorial's training run (model.safetensors, metrics.csv), shown as runs/cifar10 in
+# the outputs; NAME=DIR: another run a quoted command names as runs/NAME (e.g.
+# long-ta-stem-s0=runs/long-ta-stem-s0). Without them the outputs that need a run are skipped,
+# visibly, and so are their pictures.
+#
+# build/docs_check (tests/tools/docs_check.c) runs each quoted command in a scratch directory whose
+# docs/img/ is this repository's docs/img/, so the pictures land here, and compares the quoted lines
+# with the program's output; on a mismatch it prints the output now, to paste into the page.
+# --slow: also the profile and the k-NN runs (12,000 images each: minutes on two cores). `make
+# test` runs the same check without --slow and without the runs.
 set -e
-RUN=${1:?usage: sh docs/tutorial_assets.sh RUN_DIR [OUT_TXT_DIR]}
-T=${2:-/tmp/tutorial}
-D="--dataset cifar10 --index 1"
-mkdir -p "$T" docs/img
-./inspect examples                                                   > "$T/examples.txt"
-./inspect patches $D --patch 4 --out docs/img/patches.png            > "$T/patches.txt"
-./inspect trace --model vit-micro-cifar --batch 1                    > "$T/trace.txt"
-./inspect graph --model vit-micro-cifar --depth 1 --out "$T/graph.dot" > "$T/graph.txt"
-if command -v dot >/dev/null; then dot -Tpng -Gdpi=45 "$T/graph.dot" -o docs/img/graph.png; fi
-./inspect posembed --sincos                                          > "$T/posembed_sincos768.txt"
-./inspect posembed --sincos --grid 8 --dim 128 --out docs/img/posembed_sincos.png > "$T/posembed_sincos.txt"
-./inspect posembed --random --grid 8 --dim 128 --out docs/img/posembed_random.png > "$T/posembed_random.txt"
-./inspect posembed --model vit-micro-cifar --out docs/img/posembed_init.png       > "$T/posembed_init.txt"
-./inspect posembed --ckpt "$RUN/model.safetensors" --out docs/img/posembed_trained.png > "$T/posembed_trained.txt"
-./inspect attention --model vit-micro-cifar $D --out docs/img/attention_init.png  > "$T/attention_init.txt"
-./inspect attention --ckpt "$RUN/model.safetensors" $D --out docs/img/attention_trained.png > "$T/attention_trained.txt"
-./inspect plot --csv "$RUN/metrics.csv" --out docs/img/curves.png   > "$T/plot.txt"
-AUG="--aa rand-m9-mstd0.5-inc1 --reprob 0.25 --mixup 0.8 --cutmix 1.0 --n 8"
-./inspect augment $AUG --step 4 --out docs/img/augment_cutmix.png    > "$T/augment_cutmix.txt"
-./inspect augment $AUG --step 7 --out docs/img/augment_mixup.png     > "$T/augment_mixup.txt"
-./inspect embed --model vit-micro-cifar --dataset cifar10 --limit-train 10000 --limit-test 2000 > "$T/embed_init.txt"
-./inspect embed --ckpt "$RUN/model.safetensors" --dataset cifar10 --limit-train 10000 --limit-test 2000 > "$T/embed_trained.txt"
+make --no-print-directory -j2 all build/docs_check
+ARGS="--bin . --slow --images docs/img"
+if [ $# -gt 0 ] && [ "${1#*=}" = "$1" ]; then ARGS="$ARGS --run cifar10=$1"; shift; fi
+for m in "$@"; do ARGS="$ARGS --run $m"; done
+# the graph picture: one block as the textbook draws it (graphviz's dot; the tutorial quotes the
+# command's output, which the check below compares)
+if command -v dot >/dev/null; then
+    T=$(mktemp -d)
+    ./inspect graph --model vit-micro-cifar --depth 1 --full-last-block --out "$T/graph.dot" >/dev/null
+    dot -Tpng -Gdpi=45 "$T/graph.dot" -o docs/img/graph.png
+    rm -rf "$T"
+else echo "tutorial_assets: no graphviz (dot): docs/img/graph.png not redrawn"; fi
+# shellcheck disable=SC2086
+build/docs_check $ARGS docs/tutorial.md README.md
 ls -l docs/img
-echo "outputs in $T"

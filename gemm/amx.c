@@ -1,4 +1,4 @@
-/* amx.c — the AMX backend of the bf16 GEMM (gemm/bf16.c picks it where gemm/cpu.c finds the tiles
+/* amx.c — the AMX backend of the bf16 GEMM (gemm/bf16.c picks it where isa/cpu.c finds the tiles
  * usable): C = alpha · bf16(op(A)) · bf16(op(B)) + beta·C + bias, products summed in FP32 by
  * tdpbf16ps on tiles.
  *
@@ -33,7 +33,7 @@
 #include "gemm.h"
 #include "bf16.h"
 #include "backend.h"
-#include "cpu.h"
+#include "isa/isa.h"
 #include <omp.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -65,7 +65,7 @@
 #if defined(VG_AMX_NATIVE)
 /* Every CPU with AMX-BF16 has AVX-512 (F, BW) and AVX512_BF16: the kernel and its packing use them,
  * whatever -march the rest of the build has. Only this region is compiled for them; it runs only
- * after gemm/cpu.c said yes. */
+ * after isa/cpu.c said yes. */
 #if defined(__clang__)        /* clang ignores GCC's target pragma: the same through an attribute */
 #pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512bf16,amx-tile,amx-bf16"))), apply_to = function)
 #else
@@ -264,12 +264,14 @@ static void gemm_amx(const gemm_problem *p, int nt) {
 
 bool vg_amx_usable(const char **why) {
 #if defined(VG_AMX) && defined(VG_GEMM_EMULATE_AMX)
-    (void)why;
-    return true;
+    const bool ok = vg_isa_allows(VG_ISA_AVX2) && vg_isa_within_cap(VG_ISA_AMX);
+    if (!ok && why) *why = "VG_ISA caps the level below amx (or no AVX2+FMA to emulate it)";
+    return ok;
 #elif defined(VG_AMX)
     const vg_cpu_features *cpu = vg_cpu();
-    if (!cpu->amx && why) *why = cpu->amx_why;
-    return cpu->amx;
+    if (!cpu->amx) { if (why) *why = cpu->amx_why; return false; }
+    if (!vg_isa_allows(VG_ISA_AMX)) { if (why) *why = "VG_ISA caps the level below amx"; return false; }
+    return true;
 #else
     if (why) *why = "this build has no AMX kernel (not x86-64 with GCC, or no AVX2+FMA to emulate it)";
     return false;

@@ -7,12 +7,13 @@
 #include <stdbool.h>
 #include "common.h"
 
-/* vdpbf16ps (gemm/bf16_dp.c): compiled where the build has AVX512_BF16, or emulated in C. */
-bool vg_bf16_dp_compiled(const char **why);
+/* vdpbf16ps (gemm/bf16_dp.c): usable where the CPU has AVX512_BF16 and VG_ISA allows it (or
+ * emulated in C, make test). */
+bool vg_bf16_dp_usable(const char **why);
 void vg_bf16_dp_gemm(const gemm_problem *p, int nt);
 const char *vg_bf16_dp_name(void);
 
-/* AMX tiles (gemm/amx.c): usable where gemm/cpu.c says so, or emulated in C (then always). */
+/* AMX tiles (gemm/amx.c): usable where isa/cpu.c says so and VG_ISA allows it, or emulated in C. */
 bool vg_amx_usable(const char **why);
 void vg_amx_gemm(const gemm_problem *p, int nt);
 const char *vg_amx_name(void);

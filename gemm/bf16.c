@@ -2,7 +2,7 @@
  * choice of backend, and the two backends that need no bf16 hardware.
  *
  * The choice is made once per process, by the caller (vg_gemm_bf16_use, ./train --amp-kernel), by
- * the environment (VG_BF16_GEMM), or else by "auto" from what the CPU has (gemm/cpu.c):
+ * the environment (VG_BF16_GEMM), or else by "auto" from what the CPU has (isa/cpu.c):
  *   1. AMX tiles where CPUID, XCR0 and the kernel's permission allow them: tdpbf16ps runs at
  *      1,024 FLOP/cycle/core, 14x the FP32 FMAs (3,376 vs 239.6 GFLOP/s per core, measured on an
  *      AMX Xeon).
@@ -19,7 +19,7 @@
 #include "gemm.h"
 #include "bf16.h"
 #include "backend.h"
-#include "cpu.h"
+#include "isa/isa.h"
 #include "tensor/tensor.h"
 #include <omp.h>
 #include <pthread.h>
@@ -38,7 +38,7 @@ bool vg_gemm_bf16_available(const char *name, const char **why) {
     const char *w = NULL;
     bool ok = false;
     if (strcmp(name, "amx") == 0) ok = vg_amx_usable(&w);
-    else if (strcmp(name, "vdpbf16ps") == 0) ok = vg_bf16_dp_compiled(&w);
+    else if (strcmp(name, "vdpbf16ps") == 0) ok = vg_bf16_dp_usable(&w);
     else if (strcmp(name, "rounded") == 0 || strcmp(name, "fp32") == 0 || strcmp(name, "auto") == 0) ok = true;
     else w = "not a bf16 GEMM backend (amx, vdpbf16ps, rounded, fp32, auto)";
     if (why) *why = ok ? NULL : w;
@@ -52,7 +52,7 @@ static int auto_choice(void) {
         return B_AMX;
     }
     const vg_cpu_features *cpu = vg_cpu();
-    const bool dp = vg_bf16_dp_compiled(&dp_why);
+    const bool dp = vg_bf16_dp_usable(&dp_why);
     if (dp && !cpu->intel) {
         snprintf(reason, sizeof reason, "auto: no AMX (%s); vdpbf16ps runs at twice the FP32 FMA rate "
                  "on AMD Zen 4/5", amx_why);
@@ -146,7 +146,7 @@ static void gemm_rounded(const gemm_problem *p, int nt) {
     fp32_product(p, ra, rb);
 }
 
-/* One product on nt threads (single: the calling thread alone), gemm/fp32.c's thread rule. */
+/* One product on nt threads (single: the calling thread alone), vg_gemm_threads. */
 static void gemm_run(gemm_problem p, int single) {
     if (p.M <= 0 || p.N <= 0) return;
     const int b = backend();

@@ -42,6 +42,7 @@
 
 #include "common.h"
 #include "backend.h"
+#include "isa/isa.h"
 
 #if defined(VG_BF16_DP)
 /* Per-thread scratch (gemm/common.h); a multi-threaded product's packed operands belong to
@@ -135,7 +136,7 @@ static void pack_A_side_by_side(uint32_t *restrict bufA, int kp, int mpanels, co
 
 /* ---------------------------------------------------------------------------------------------
  * Micro-kernel: C[0:mr, 0:nr] = alpha·(A panel · B panel) + beta·C + bias over kcp pairs
- * (beta 0: C's old contents ignored; bias nr values or NULL), stored as gemm/fp32.c's kernels do. */
+ * (beta 0: C's old contents ignored; bias nr values or NULL), stored as the FP32 kernels do (gemm/driver.h). */
 /* the pair at *p in all 16 lanes, built in a register (vpbroadcastd). Never through a stack array:
  * where -march=native prefers 256-bit vectors, gcc stores such an array as two ymm halves and the
  * zmm reload stalls on store forwarding, once per row per k (a 5.5x slower kernel, measured). */
@@ -345,12 +346,20 @@ void vg_bf16_dp_gemm(const gemm_problem *p, int nt) { gemm_dp(p, nt); }
 void vg_bf16_dp_gemm(const gemm_problem *p, int nt) { (void)p; (void)nt; abort(); }
 #endif  /* VG_BF16_DP */
 
-bool vg_bf16_dp_compiled(const char **why) {
-#if defined(VG_BF16_DP)
-    (void)why;
-    return true;
+bool vg_bf16_dp_usable(const char **why) {
+#if defined(VG_BF16_DP) && defined(VG_GEMM_EMULATE_BF16)
+    const bool ok = vg_isa_allows(VG_ISA_AVX2) && vg_isa_within_cap(VG_ISA_AVX512BF16);
+    if (!ok && why) *why = "VG_ISA caps the level below avx512bf16 (or no AVX2+FMA to emulate it)";
+    return ok;
+#elif defined(VG_BF16_DP)
+    const bool ok = vg_isa_allows(VG_ISA_AVX512BF16);
+    if (!ok && why)
+        *why = vg_isa_best() >= VG_ISA_AVX512BF16 && vg_isa_best() != VG_ISA_NEON
+                   ? "VG_ISA caps the level below avx512bf16"
+                   : "the CPU has no AVX512_BF16 (CPUID.(7,1):EAX bit 5) with AVX-512";
+    return ok;
 #else
-    if (why) *why = "this build has no AVX512_BF16 (-march=native on a CPU without it)";
+    if (why) *why = "this build has no vdpbf16ps kernel (not x86-64)";
     return false;
 #endif
 }

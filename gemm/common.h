@@ -1,4 +1,4 @@
-/* gemm_common.h — what the FP32 GEMM (gemm/fp32.c) and the bf16 GEMM (gemm/bf16_dp.c) share:
+/* common.h — what the FP32 GEMM (gemm/driver.h) and the bf16 GEMMs (bf16_dp.c, amx.c) share:
  * per-thread scratch buffers, block arithmetic, the problem description, and the AVX-512 kernels'
  * store of one C row. Internal:
  * include it after defining VG_GEMM_AVX512 / VG_BF16_DP and including the intrinsics. */

@@ -1,12 +1,11 @@
 /* gemm.h — the single matrix-product entry point. Every matmul in vitgrad goes through here.
  *
- * gemm/ holds every kernel and how one is chosen (gemm/README.md):
- *   fp32.c      FP32: AVX-512 12×32, AVX2+FMA 6×16 or portable C 4×8, fixed at compile time
- *               (-march=native)
+ * gemm/ holds every kernel (gemm/README.md); isa/dispatch.c chooses them at run time:
+ *   driver.h + gemm_<isa>.c   FP32: one blocked, packed driver around each instruction set's
+ *               micro-kernel (AVX-512 12×32, AVX2+FMA 6×16, NEON, portable C 4×8)
  *   bf16.c      the bf16 front end (--amp): picks a backend once per process (vg_gemm_bf16_use)
- *   amx.c       AMX tiles: tdpbf16ps on 2×2 tiles of 16×16, chosen at run time (gemm/cpu.c)
- *   bf16_dp.c   AVX512_BF16: vdpbf16ps 12×32, compiled where -march=native has AVX512_BF16
- *   cpu.c       what this CPU and kernel allow: CPUID, XCR0, Linux's AMX permission
+ *   amx.c       AMX tiles: tdpbf16ps on 2×2 tiles of 16×16
+ *   bf16_dp.c   AVX512_BF16: vdpbf16ps 12×32
  *   emulate/    the intrinsics of each SIMD backend in plain C, so make test runs every kernel
  *               on any x86-64 machine with AVX2+FMA
  *
@@ -38,14 +37,14 @@ void vg_gemm_batched(int batch, int transA, int transB, int M, int N, int K,
                      real alpha, const real *A, int lda, long strideA,
                      const real *B, int ldb, long strideB,
                      real beta, real *C, int ldc, long strideC);
-/* The micro-kernel this build uses ("avx512 12x32", "avx2+fma 6x16", "portable C 4x8"; make
- * test's second run names its AVX-512 kernel "avx512 12x32, emulated in C"). */
+/* The micro-kernel in use ("avx512 12x32", "avx2+fma 6x16", "portable C 4x8", …; make test's
+ * emulated run names its AVX-512 kernel "avx512 12x32, emulated in C"). */
 const char *vg_gemm_kernel(void);
 /* Threads a product of M·N·K = work uses: 1 inside a parallel region, else OpenMP's count capped
  * so every thread gets at least ~2 MFLOP. */
 int vg_gemm_threads(long work);
 
-/* ---- bf16 GEMM (gemm/bf16_dp.c), what --amp's matrix products run on: the same arguments
+/* ---- bf16 GEMM (gemm/bf16.c and its backends), what --amp's matrix products run on: the same arguments
  * and contract as vg_gemm / _bias / _batched above, but every element of op(A) and op(B) is
  * first rounded to bfloat16 (round to nearest even) and the products are summed in FP32.
  * Deterministic for a given thread count like vg_gemm. Float32 build only (not in -DVG_DOUBLE). */
@@ -58,7 +57,7 @@ void vg_gemm_bf16_batched(int batch, int transA, int transB, int M, int N, int K
                           float beta, float *C, int ldc, long strideC);
 /* The bf16 backends, one chosen per process (gemm/bf16.c):
  *   "amx"        AMX tiles (tdpbf16ps), where CPUID, XCR0 and Linux's permission allow them
- *   "vdpbf16ps"  AVX512_BF16 vdpbf16ps, where the build has it (-march=native)
+ *   "vdpbf16ps"  AVX512_BF16 vdpbf16ps, where the CPU has it
  *   "rounded"    op(A), op(B) rounded to bf16 into FP32 copies, then the FP32 GEMM: the bf16
  *                semantics on any CPU (FP32 sums in another order), slower than FP32
  *   "fp32"       the FP32 GEMM itself, inputs not rounded: what --amp runs where no bf16 kernel

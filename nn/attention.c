@@ -22,7 +22,7 @@
 #include "nn.h"
 #include "gemm/gemm.h"
 #include "tensor/lanes.h"
-#include "tensor/exp8.h"
+#include "simd/simd.h"
 #include <math.h>
 #include <string.h>
 
@@ -35,59 +35,6 @@ typedef struct {
     real *mask, *dropped;        /* M and Â = A ⊙ M, or NULL without dropout */
     bool bf16;                   /* autocast at forward: the four products take bf16 inputs */
 } attn_ctx;
-
-/* In-place row softmax of a (rows, N) block: max subtracted, then e = exp(s − max), then e / Σe.
- * float32 with AVX2: e^x by vg_exp_neg8 (tensor/exp8.h, ≤ 2 ulp), 8 lanes at a time; the per-lane
- * sums are combined in double in a fixed order. A NaN in a row makes the whole row NaN (it
- * survives into its own e and the sum). Other builds (and the float64 gradcheck build): libm exp
- * in double. */
-#ifdef VG_HAVE_EXP8
-static void softmax_rows_inplace(real *s, int64_t rows, int64_t N) {
-    const int64_t N8 = N / 8 * 8, tail = N - N8;
-    const __m256i tail_mask = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)tail),
-                                                 _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-    for (int64_t i = 0; i < rows; i++) {
-        float *r = s + i * N;
-        __m256 vm = _mm256_set1_ps(-INFINITY);
-        for (int64_t j = 0; j < N8; j += 8) vm = _mm256_max_ps(vm, _mm256_loadu_ps(r + j));
-        float lanes[8], m = -INFINITY;
-        _mm256_storeu_ps(lanes, vm);
-        for (int l = 0; l < 8; l++) m = lanes[l] > m ? lanes[l] : m;
-        for (int64_t j = N8; j < N; j++) m = r[j] > m ? r[j] : m;
-        const __m256 vmax = _mm256_set1_ps(m);
-        __m256 vs = _mm256_setzero_ps();
-        for (int64_t j = 0; j < N8; j += 8) {
-            __m256 e = vg_exp_neg8(_mm256_sub_ps(_mm256_loadu_ps(r + j), vmax));
-            _mm256_storeu_ps(r + j, e);
-            vs = _mm256_add_ps(vs, e);
-        }
-        if (tail) {                         /* the last N % 8 values, masked (other lanes add 0) */
-            __m256 e = vg_exp_neg8(_mm256_sub_ps(_mm256_maskload_ps(r + N8, tail_mask), vmax));
-            e = _mm256_and_ps(e, _mm256_castsi256_ps(tail_mask));
-            _mm256_maskstore_ps(r + N8, tail_mask, e);
-            vs = _mm256_add_ps(vs, e);
-        }
-        _mm256_storeu_ps(lanes, vs);
-        double sum = 0;
-        for (int l = 0; l < 8; l++) sum += (double)lanes[l];
-        const float inv = (float)(1.0 / sum);
-        const __m256 vinv = _mm256_set1_ps(inv);
-        for (int64_t j = 0; j < N8; j += 8) _mm256_storeu_ps(r + j, _mm256_mul_ps(_mm256_loadu_ps(r + j), vinv));
-        for (int64_t j = N8; j < N; j++) r[j] *= inv;
-    }
-}
-#else
-static void softmax_rows_inplace(real *s, int64_t rows, int64_t N) {
-    for (int64_t i = 0; i < rows; i++) {
-        real *r = s + i * N;
-        double m = -INFINITY, sum = 0;
-        for (int64_t j = 0; j < N; j++) if ((double)r[j] > m) m = (double)r[j];
-        for (int64_t j = 0; j < N; j++) { double e = exp((double)r[j] - m); r[j] = (real)e; sum += e; }
-        const double inv = 1.0 / sum;
-        for (int64_t j = 0; j < N; j++) r[j] = (real)((double)r[j] * inv);
-    }
-}
-#endif
 
 /* ------------------------------------------------------------------ backward */
 /* dQ, dK, dV (same layout and strides as Q, K, V) of every (b, h) pair from dout (B, R, D) */
@@ -158,6 +105,7 @@ static vg_tensor *attention_forward(attn_ctx *c, double attn_drop, bool train, v
     real *op = vg_data(out);
     const real alpha = (real)c->scale;
     const int ldq = c->ldq, ldkv = c->ldkv;
+    const vg_row_ops *rows = vg_rows();
     #pragma omp parallel for schedule(static) if (B * H > 1 && B * H * RN * hd > 65536)
     for (int64_t bh = 0; bh < B * H; bh++) {
         const int64_t b = bh / H, h = bh % H;
@@ -165,7 +113,7 @@ static vg_tensor *attention_forward(attn_ctx *c, double attn_drop, bool train, v
         real *A = c->attn + bh * RN, *Ahat = A;
         /* S = Q Kᵀ · scale, A = softmax(S) */
         vg_amp_gemm(c->bf16, 0, 1, (int)R, (int)N, (int)hd, alpha, Q, ldq, K, ldkv, 0, A, (int)N);
-        softmax_rows_inplace(A, R, N);
+        rows->softmax_rows(A, R, N);   /* simd/softmax.h */
         if (drop) {
             const real *M = c->mask + bh * RN;
             Ahat = c->dropped + bh * RN;
@@ -249,7 +197,7 @@ vg_tensor *vg_attention_cross_fn(vg_tensor *q, vg_tensor *kv, int heads, double 
 /* ------------------------------------------------------------------ module: timm Attention */
 void vg_mhsa_init(vg_mhsa *m, int dim, int heads, bool qkv_bias, double attn_drop, double proj_drop, vg_rng *rng) {
     memset(m, 0, sizeof *m);
-    m->dim = dim; m->heads = heads; m->attn_drop = attn_drop; m->proj_drop = proj_drop;
+    m->heads = heads; m->attn_drop = attn_drop; m->proj_drop = proj_drop;
     vg_linear_init(&m->qkv, dim, 3 * dim, qkv_bias, rng);
     vg_linear_init(&m->proj, dim, dim, true, rng);
 }
@@ -262,12 +210,20 @@ void vg_mhsa_params(vg_mhsa *m, vg_params *p, const char *prefix) {
     vg_linear_params(&m->proj, p, name);
 }
 
-/* x (B, N, D) → (B, N, D). The rng feeds attn_drop first, then proj_drop. */
-vg_tensor *vg_mhsa_forward(vg_mhsa *m, vg_tensor *x, bool train, vg_rng *rng, vg_tensor **attn_out) {
+vg_tensor *vg_mhsa_forward(vg_mhsa *m, vg_tensor *x, int64_t rows, bool train, vg_rng *rng, vg_tensor **attn_out) {
     if (attn_out) *attn_out = NULL;
-    vg_tensor *qkv = vg_linear_forward(&m->qkv, x);                           /* (B, N, 3D) */
-    vg_tensor *a = vg_attention_fn(qkv, m->heads, m->attn_drop, train, rng, attn_out);  /* (B, N, D) */
-    vg_tensor *y = vg_linear_forward(&m->proj, a);                            /* (B, N, D) */
+    vg_tensor *a, *w = m->qkv.weight, *b = m->qkv.bias;
+    if (rows) {
+        const int64_t D = w ? w->shape[1] : 0;
+        vg_tensor *q = vg_linear_fn(vg_narrow(x, 1, 0, rows), vg_narrow(w, 0, 0, D),
+                                    b ? vg_narrow(b, 0, 0, D) : NULL);                    /* (B, rows, D) */
+        vg_tensor *kv = vg_linear_fn(x, vg_narrow(w, 0, D, 2 * D), b ? vg_narrow(b, 0, D, 2 * D) : NULL); /* (B, T, 2D) */
+        a = vg_attention_cross_fn(q, kv, m->heads, m->attn_drop, train, rng, attn_out);   /* (B, rows, D) */
+    } else {
+        vg_tensor *qkv = vg_linear_forward(&m->qkv, x);                                   /* (B, T, 3D) */
+        a = vg_attention_fn(qkv, m->heads, m->attn_drop, train, rng, attn_out);           /* (B, T, D) */
+    }
+    vg_tensor *y = vg_linear_forward(&m->proj, a);
     return vg_dropout_fn(y, m->proj_drop, train, rng);
 }
 

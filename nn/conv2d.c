@@ -211,7 +211,7 @@ vg_tensor *vg_conv2d_fn(vg_tensor *x, vg_tensor *w, vg_tensor *b, int stride, in
  * fan_in = C·k·k */
 void vg_conv2d_init(vg_conv2d *m, int in_ch, int out_ch, int kernel, int stride, int padding, bool bias, vg_rng *rng) {
     memset(m, 0, sizeof *m);
-    m->in_ch = in_ch; m->out_ch = out_ch; m->kernel = kernel; m->stride = stride; m->padding = padding;
+    m->stride = stride; m->padding = padding;
     m->weight = vg_param(VG_DIMS(out_ch, in_ch, kernel, kernel));
     vg_init_kaiming_uniform(m->weight, rng, sqrt(5.0));
     if (bias) {

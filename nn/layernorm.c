@@ -1,16 +1,13 @@
 /* layernorm.c — LayerNorm over the last dimension, one fused op with a hand-written backward.
  *
  *   x (…, D) seen as R rows of D; w, b (D) optional (no affine when NULL)
- *   forward, per row:  μ = mean(x),  σ² = mean((x − μ)²)   (two passes, in double, tensor/lanes.h)
+ *   forward, per row:  μ = mean(x),  σ² = mean((x − μ)²)   (two passes, in double: simd/layernorm.h)
  *                      rstd = 1/√(σ² + eps),  x̂ = (x − μ)·rstd,  y = x̂ ⊙ w + b
  *   saved: μ and rstd per row (double, arena), x (contiguous), w.
  * The biased variance (divide by D) is PyTorch's; timm's ViT uses eps = 1e-6, PyTorch 1e-5. */
 #include "nn.h"
-#include "tensor/lanes.h"
 #include <math.h>
-#if defined(__AVX512F__) && !defined(VG_DOUBLE)
-#include <immintrin.h>
-#endif
+#include "simd/simd.h"
 #include <string.h>
 
 typedef struct { double *mean, *rstd; int64_t R, D; int iw, ib; } ln_ctx;   /* iw/ib: input slots or −1 */
@@ -42,6 +39,7 @@ static void layernorm_backward(vg_node *n, const vg_tensor *g) {
     const vg_arena_mark mark = vg_arena_get_mark();             /* the partials die below */
     double *part = need_w || need_b ? vg_chunk_partials(R, D, 2) : NULL;
     const int64_t nchunks = vg_row_chunks(R);
+    const vg_row_ops *rows = vg_rows();
     #pragma omp parallel for schedule(static) if (R * D > 16384)
     for (int64_t ch = 0; ch < nchunks; ch++) {
         double *pw = part ? part + ch * D : NULL, *pb = part ? part + (nchunks + ch) * D : NULL;
@@ -49,47 +47,9 @@ static void layernorm_backward(vg_node *n, const vg_tensor *g) {
         for (int64_t r = ch * VG_ROW_CHUNK; r < r1; r++) {
             const real *xr = x + r * D, *gr = dy + r * D;
             const double mu = c->mean[r], rs = c->rstd[r];
-            if (dxp) {
-                double a1[8] = {0}, a2[8] = {0};                 /* Σ dŷ,  Σ dŷ ⊙ x̂ in 8 lanes */
-                int64_t i = 0;
-#if defined(__AVX512F__) && !defined(VG_DOUBLE)
-                /* the 8 lanes as one vector: the same operations per lane as the loop below (gcc
-                 * left that loop scalar), so the same bits */
-                __m512d v1 = _mm512_setzero_pd(), v2 = _mm512_setzero_pd();
-                const __m512d vmu = _mm512_set1_pd(mu), vrs = _mm512_set1_pd(rs);
-                for (; i + 8 <= D; i += 8) {
-                    __m512d dxh = _mm512_cvtps_pd(_mm256_loadu_ps(gr + i));
-                    if (w) dxh = _mm512_mul_pd(dxh, _mm512_cvtps_pd(_mm256_loadu_ps(w + i)));
-                    const __m512d xh = _mm512_mul_pd(_mm512_sub_pd(_mm512_cvtps_pd(_mm256_loadu_ps(xr + i)), vmu), vrs);
-                    v1 = _mm512_add_pd(v1, dxh);
-                    v2 = _mm512_fmadd_pd(dxh, xh, v2);
-                }
-                _mm512_storeu_pd(a1, v1);
-                _mm512_storeu_pd(a2, v2);
-#endif
-                for (; i + 8 <= D; i += 8)
-                    for (int l = 0; l < 8; l++) {
-                        double dxh = (double)gr[i + l] * (w ? (double)w[i + l] : 1.0);
-                        double xh = ((double)xr[i + l] - mu) * rs;
-                        a1[l] += dxh;
-                        a2[l] += dxh * xh;
-                    }
-                for (; i < D; i++) {
-                    double dxh = (double)gr[i] * (w ? (double)w[i] : 1.0);
-                    double xh = ((double)xr[i] - mu) * rs;
-                    a1[i % 8] += dxh;
-                    a2[i % 8] += dxh * xh;
-                }
-                const double m1 = vg_lanes_total(a1) / (double)D, m2 = vg_lanes_total(a2) / (double)D;
-                real *o = dxp + r * D;
-                for (i = 0; i < D; i++) {
-                    double dxh = (double)gr[i] * (w ? (double)w[i] : 1.0);
-                    double xh = ((double)xr[i] - mu) * rs;
-                    const real v = (real)(rs * (dxh - m1 - xh * m2));   /* final scale · (term 1 + 2 + 3) */
-                    o[i] = acc ? o[i] + v : v;
-                    if (part) { pw[i] += (double)gr[i] * xh; pb[i] += (double)gr[i]; }
-                }
-            } else if (part)
+            if (dxp)                            /* simd/layernorm.h: dx and this row's dw, db */
+                rows->layernorm_grad_row(xr, gr, w, mu, rs, D, dxp + r * D, acc != NULL, pw, pb);
+            else if (part)
                 for (int64_t i = 0; i < D; i++) {
                     pw[i] += (double)gr[i] * (((double)xr[i] - mu) * rs);
                     pb[i] += (double)gr[i];
@@ -125,19 +85,10 @@ vg_tensor *vg_layernorm_fn(vg_tensor *x, vg_tensor *w, vg_tensor *b, double eps)
     c->R = R; c->D = D;
     vg_tensor *y = vg_empty(x->ndim, x->shape);
     real *yp = vg_data(y);
+    const vg_row_ops *rows = vg_rows();
     #pragma omp parallel for schedule(static) if (R * D > 16384)
-    for (int64_t r = 0; r < R; r++) {
-        const real *xr = xp + r * D;
-        const double mu = vg_sum_lanes(xr, D) / (double)D;
-        const double v = vg_sumsq_dev_lanes(xr, mu, D);
-        const double rs = 1.0 / sqrt(v / (double)D + eps);
-        c->mean[r] = mu; c->rstd[r] = rs;
-        real *yr = yp + r * D;
-        for (int64_t i = 0; i < D; i++) {
-            double xh = ((double)xr[i] - mu) * rs;
-            yr[i] = (real)(xh * (wp ? (double)wp[i] : 1.0) + (bp ? (double)bp[i] : 0.0));
-        }
-    }
+    for (int64_t r = 0; r < R; r++)
+        rows->layernorm_row(xp + r * D, wp, bp, yp + r * D, D, eps, &c->mean[r], &c->rstd[r]);
     vg_tensor *inputs[3] = {x, NULL, NULL};
     int n_in = 1;
     c->iw = c->ib = -1;
@@ -155,7 +106,7 @@ vg_tensor *vg_layernorm_fn(vg_tensor *x, vg_tensor *w, vg_tensor *b, double eps)
 /* ------------------------------------------------------------------ module */
 void vg_layernorm_init(vg_layernorm *m, int dim, double eps) {
     memset(m, 0, sizeof *m);
-    m->dim = dim; m->eps = eps;
+    m->eps = eps;
     m->weight = vg_param(VG_DIMS(dim));
     m->bias = vg_param(VG_DIMS(dim));
     vg_init_constant(m->weight, 1.0);                /* bias stays 0 */

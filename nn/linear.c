@@ -127,7 +127,6 @@ vg_tensor *vg_linear_fn(vg_tensor *x, vg_tensor *w, vg_tensor *b) {
 /* nn.Linear.reset_parameters: W ~ kaiming_uniform(a=√5) = U(±1/√in), b ~ U(±1/√in) */
 void vg_linear_init(vg_linear *m, int in, int out, bool bias, vg_rng *rng) {
     memset(m, 0, sizeof *m);
-    m->in = in; m->out = out;
     m->weight = vg_param(VG_DIMS(out, in));
     vg_init_kaiming_uniform(m->weight, rng, sqrt(5.0));
     if (bias) {
@@ -143,6 +142,10 @@ void vg_linear_params(vg_linear *m, vg_params *p, const char *prefix) {
 }
 
 vg_tensor *vg_linear_forward(vg_linear *m, vg_tensor *x) { return vg_linear_fn(x, m->weight, m->bias); }
+
+vg_tensor *vg_linear_gelu_forward(vg_linear *m, vg_tensor *x) {
+    return vg_bias_gelu_fn(vg_linear_fn(x, m->weight, NULL), m->bias);
+}
 
 void vg_linear_free(vg_linear *m) {
     vg_tensor_free(m->weight); vg_tensor_free(m->bias);

@@ -3,8 +3,8 @@
  * Each layer has two faces:
  *  - a differentiable functional op (vg_linear_fn, vg_layernorm_fn, …): one fused node with a
  *    hand-written backward, in nn/<layer>.c next to its forward;
- *  - a module struct holding persistent parameters, with _init (timm/PyTorch default init from a
- *    vg_rng), _params (register parameters under dotted names) and _forward.
+ *  - a module struct holding persistent parameters (see "modules" below), whose _forward the ViT
+ *    runs.
  * Parameters live outside the step arena (vg_param) together with their gradients. */
 #ifndef VG_NN_H
 #define VG_NN_H
@@ -120,28 +120,42 @@ void vg_dropout_first_sample(int64_t index);
 vg_rng vg_dropout_sample_rng(uint64_t key, int64_t r);
 
 /* ------------------------------------------------------------------ modules */
-typedef struct { vg_tensor *weight, *bias; int in, out; } vg_linear;
-void       vg_linear_init(vg_linear *m, int in, int out, bool bias, vg_rng *rng);  /* PyTorch default init */
+/* A module holds one layer's persistent tensors and what its forward reads besides them; its
+ * _forward is the layer as the ViT runs it (vit/vit.c builds every layer from these structs, so
+ * editing a _forward changes training). _init allocates with PyTorch's default init (the ViT draws
+ * timm's init instead), _params registers the tensors under "prefix.weight"/"prefix.bias", _free
+ * frees them. */
+typedef struct { vg_tensor *weight, *bias; } vg_linear;             /* W (out, in), b (out) or NULL */
+void       vg_linear_init(vg_linear *m, int in, int out, bool bias, vg_rng *rng);  /* W, b ~ U(±1/√in) */
 void       vg_linear_params(vg_linear *m, vg_params *p, const char *prefix);
-vg_tensor *vg_linear_forward(vg_linear *m, vg_tensor *x);
+vg_tensor *vg_linear_forward(vg_linear *m, vg_tensor *x);            /* x Wᵀ + b */
+/* gelu(x Wᵀ + b), the bias added inside the fused bias-GELU (an MLP's first layer) */
+vg_tensor *vg_linear_gelu_forward(vg_linear *m, vg_tensor *x);
 void       vg_linear_free(vg_linear *m);
 
-typedef struct { vg_tensor *weight, *bias; int in_ch, out_ch, kernel, stride, padding; } vg_conv2d;
+/* W (O, C, k, k), b (O) or NULL; stride and zero padding as the forward uses them */
+typedef struct { vg_tensor *weight, *bias; int stride, padding; } vg_conv2d;
 void       vg_conv2d_init(vg_conv2d *m, int in_ch, int out_ch, int kernel, int stride, int padding, bool bias, vg_rng *rng);
 void       vg_conv2d_params(vg_conv2d *m, vg_params *p, const char *prefix);
 vg_tensor *vg_conv2d_forward(vg_conv2d *m, vg_tensor *x);
 void       vg_conv2d_free(vg_conv2d *m);
 
-typedef struct { vg_tensor *weight, *bias; int dim; double eps; } vg_layernorm;
+typedef struct { vg_tensor *weight, *bias; double eps; } vg_layernorm;   /* w, b (D) */
 void       vg_layernorm_init(vg_layernorm *m, int dim, double eps);                 /* ones / zeros */
 void       vg_layernorm_params(vg_layernorm *m, vg_params *p, const char *prefix);
 vg_tensor *vg_layernorm_forward(vg_layernorm *m, vg_tensor *x);
 void       vg_layernorm_free(vg_layernorm *m);
 
-/* timm Attention: qkv Linear (3D, D) + core + proj Linear (D, D) + proj dropout */
-typedef struct { vg_linear qkv, proj; int dim, heads; double attn_drop, proj_drop; } vg_mhsa;
+/* timm's Attention: qkv Linear (3D, D) + attention core (dropout attn_drop on its weights) + proj
+ * Linear (D, D) + dropout proj_drop */
+typedef struct { vg_linear qkv, proj; int heads; double attn_drop, proj_drop; } vg_mhsa;
 void       vg_mhsa_init(vg_mhsa *m, int dim, int heads, bool qkv_bias, double attn_drop, double proj_drop, vg_rng *rng);
 void       vg_mhsa_params(vg_mhsa *m, vg_params *p, const char *prefix);        /* prefix.qkv.*, prefix.proj.* */
-vg_tensor *vg_mhsa_forward(vg_mhsa *m, vg_tensor *x, bool train, vg_rng *rng, vg_tensor **attn_out);
+/* x (B, T, D) → (B, T, D); with rows > 0 only the first `rows` tokens' outputs (B, rows, D): every
+ * token still gives its keys and values (rows D..3D of qkv), the queries, attention (as
+ * cross-attention, vg_attention_cross_fn), proj and dropout run on those rows alone — what a
+ * ViT's last block needs when only the class token is read. The rng feeds attn_drop first, then
+ * proj_drop. attn_out as vg_attention_fn's. */
+vg_tensor *vg_mhsa_forward(vg_mhsa *m, vg_tensor *x, int64_t rows, bool train, vg_rng *rng, vg_tensor **attn_out);
 void       vg_mhsa_free(vg_mhsa *m);
 #endif

@@ -32,9 +32,9 @@ int run_model_config(options *o, char *model_path, char *state_path, size_t path
     if (o->resume) {
         if (!state_path[0]) { snprintf(err, ERRLEN, "--resume %.400s: no train_state.safetensors next to %.400s", o->resume, model_path); return -1; }
         if (trainer_config_from_state(state_path, o, err)) return -1;
-        if (o->ov.num_classes && atoi(o->ov.num_classes) != o->vit.num_classes) {
+        if (o->ov[VG_VIT_F_num_classes] && atoi(o->ov[VG_VIT_F_num_classes]) != o->vit.num_classes) {
             snprintf(err, ERRLEN, "--resume %.400s: the checkpoint's head has %d classes, --num-classes says %d "
-                     "(to train a new head from its weights: --init)", o->resume, o->vit.num_classes, atoi(o->ov.num_classes));
+                     "(to train a new head from its weights: --init)", o->resume, o->vit.num_classes, atoi(o->ov[VG_VIT_F_num_classes]));
             return -1;
         }
         return 0;
@@ -43,13 +43,13 @@ int run_model_config(options *o, char *model_path, char *state_path, size_t path
         vg_st_file *f = vg_st_open(model_path, err, ERRLEN);
         if (!f) return -1;
         vg_vit_config c = vg_vit_config_default();
-        int heads = o->ov.heads ? atoi(o->ov.heads) : 0;
+        int heads = o->ov[VG_VIT_F_num_heads] ? atoi(o->ov[VG_VIT_F_num_heads]) : 0;
         int rc = vg_vit_config_from_file(f, &c, heads, model_path, err, ERRLEN);
         vg_st_close(f);
         if (rc) return -1;
         vg_vit_config file_cfg = c;
         vg_options_apply_model_flags(o, &c);
-        if (!o->ov.num_classes && data_classes > 0) c.num_classes = data_classes;
+        if (!o->ov[VG_VIT_F_num_classes] && data_classes > 0) c.num_classes = data_classes;
         o->vit = c;
         o->model = "the --init file's model";
         printf("model: from %s: %d px, patch %d, dim %d, depth %d, %d heads, MLP ratio %g, %d classes",
@@ -58,7 +58,7 @@ int run_model_config(options *o, char *model_path, char *state_path, size_t path
         if (c.img_size != file_cfg.img_size || c.patch_size != file_cfg.patch_size || c.num_classes != file_cfg.num_classes)
             printf("; this run: %d px, patch %d, %d classes", c.img_size, c.patch_size, c.num_classes);
         printf("\n");
-    } else if (!o->ov.num_classes && data_classes > 0) {
+    } else if (!o->ov[VG_VIT_F_num_classes] && data_classes > 0) {
         o->vit.num_classes = data_classes;
     }
     if (!vg_vit_config_check(&o->vit)) { snprintf(err, ERRLEN, "model: %.900s", vg_error()); return -1; }

@@ -1,8 +1,11 @@
 /* options.c — ./train's flags: one table row per flag (name, value, help, where it is stored, its
  * range or choices). The parser and --help both read the table, so a flag cannot exist without
- * its help line. A row with `section` set starts a heading in --help. */
+ * its help line. A row with `section` set starts a heading in --help. The model's flags are the
+ * rows of vit/vit_fields.h, expanded into the table (their ranges and help from there too).
+ * Every usage error names the flag given and exits 2; a misspelt flag gets "did you mean". */
 #include "run/run.h"
 #include "tensor/tensor.h"
+#include "vit/vit_fields.h"
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -19,6 +22,7 @@ typedef enum {
     F_STR,         /* const char *, any value */
     F_CHOICE,      /* const char *, one of `choices` ("a|b|c") */
     F_LENGTH,      /* N, Ns (steps) or Ne (epochs): a double and the run_unit right after it */
+    F_MODEL,       /* a field of the model (vit/vit_fields.h): the text kept in options.ov[field] */
 } flag_kind;
 
 typedef struct {
@@ -29,6 +33,7 @@ typedef struct {
     double lo, hi;           /* F_INT/F_I64/F_U64/F_REAL */
     const char *choices;     /* F_CHOICE; a choice after '/' is accepted but not listed */
     const char *help;        /* '\n' continues on an indented line */
+    int field;               /* F_MODEL: the field (VG_VIT_F_*) */
 } flag_def;
 
 #define OPT(field) offsetof(options, field)
@@ -64,47 +69,13 @@ static const flag_def flags[] = {
      "with both on: chance of CutMix instead of Mixup (default 0.5)"},
 
     {"model", "--model", "PRESET", F_STR, OPT(model), 0, 0, NULL,
-     "vit-tiny-cifar | vit-micro-cifar | vit-mnist | vit-tiny-in64\n"
      "(default: vit-tiny-cifar; vit-mnist for fashion-mnist; vit-tiny-in64\n"
      "for imagefolder). The flags below override the preset:"},
-    {NULL, "--img-size", "N", F_STR, OPT(ov.img), 0, 0, NULL, "input resolution (square)"},
-    {NULL, "--patch", "N", F_STR, OPT(ov.patch), 0, 0, NULL, "patch size"},
-    {NULL, "--dim", "N", F_STR, OPT(ov.dim), 0, 0, NULL, "embedding width"},
-    {NULL, "--depth", "N", F_STR, OPT(ov.depth), 0, 0, NULL, "number of transformer blocks"},
-    {NULL, "--heads", "N", F_STR, OPT(ov.heads), 0, 0, NULL, "attention heads"},
-    {NULL, "--mlp-ratio", "X", F_STR, OPT(ov.mlp), 0, 0, NULL, "MLP hidden width / embedding width"},
-    {NULL, "--pool", "cls|mean", F_STR, OPT(ov.pool), 0, 0, NULL, "class token or mean of the patch tokens"},
-    {NULL, "--pos", "KIND", F_STR, OPT(ov.pos), 0, 0, NULL, "learned | sincos2d position embedding"},
-    {NULL, "--drop", "P", F_STR, OPT(ov.drop), 0, 0, NULL, "dropout after the embedding, attention proj and MLP"},
-    {NULL, "--attn-drop", "P", F_STR, OPT(ov.attn_drop), 0, 0, NULL, "dropout on the attention probabilities"},
-    {NULL, "--drop-path", "P", F_STR, OPT(ov.drop_path), 0, 0, NULL,
-     "stochastic depth: block i drops each residual branch per sample\n"
-     "with rate P*i/(depth-1) (timm's linspace) (default 0)"},
-    {NULL, "--patch-overlap", "N", F_STR, OPT(ov.patch_overlap), 0, 0, NULL,
-     "overlapping patch embedding: the patch conv's kernel reaches N pixels\n"
-     "into each neighbour (kernel patch+2N, stride patch, padding N); the\n"
-     "token grid is unchanged; not a timm layout (default 0)"},
-    {NULL, "--conv-stem", "C1[,C2..]", F_STR, OPT(ov.conv_stem), 0, 0, NULL,
-     "a convolutional stem before the patch conv: per channel count one\n"
-     "3x3 conv, stride 2, padding 1, then ReLU; the patch conv then has\n"
-     "kernel and stride patch/2^layers (plus --patch-overlap); the token\n"
-     "grid is unchanged; not a timm layout (default none)"},
-    {NULL, "--layer-scale", "X", F_STR, OPT(ov.layer_scale), 0, 0, NULL,
-     "LayerScale (CaiT; timm's init_values): each residual branch is\n"
-     "scaled per channel by a learned gamma that starts at X; 0 = off\n"
-     "(default off)"},
-    {NULL, "--reg-tokens", "N", F_STR, OPT(ov.reg_tokens), 0, 0, NULL,
-     "N learned register tokens after the class token (timm's reg_tokens,\n"
-     "Darcet et al. 2023); they attend and are attended to, and are never\n"
-     "pooled nor dropped by --patch-drop (default 0)"},
-    {NULL, "--num-classes", "N", F_STR, OPT(ov.num_classes), 0, 0, NULL,
-     "classes of the head (timm's name; default: the data's: class folders\n"
-     "of an image folder, 10 for CIFAR-10 and Fashion-MNIST). --init from\n"
-     "a checkpoint with another head replaces the head (new weights)"},
-    {NULL, "--patch-drop", "P", F_STR, OPT(ov.patch_drop), 0, 0, NULL,
-     "patch dropout (timm's patch_drop_rate): in training each image\n"
-     "keeps a random max(1, floor(N*(1-P))) of its N patch tokens, so\n"
-     "every block costs less; evaluation sees them all (default 0)"},
+    /* the model's fields with a flag, in vit_fields.h's order (rows without a flag: name NULL) */
+#define X(KIND, type, name, def, lo, hi, META, CMP, flag, metavar, help) \
+    {NULL, flag, metavar, F_MODEL, 0, lo, hi, NULL, help, VG_VIT_F_##name},
+    VG_VIT_FIELDS(X)
+#undef X
     {NULL, "--patch-drop-until", "N[s|e]", F_LENGTH, OPT(patch_drop_until), 0, 1e12, NULL,
      "patch dropout only up to epoch (step) N, then every patch for the\n"
      "rest of the run: the model meets the token count it is evaluated\n"
@@ -210,16 +181,44 @@ static const flag_def flags[] = {
 };
 #define N_FLAGS (sizeof flags / sizeof flags[0])
 
+/* a field's default as --help shows it: "(default: the preset's)" when a preset sets it */
+static void model_default(int field, char *out, size_t n) {
+    const vg_vit_config d = vg_vit_config_default();
+    char a[64], b[64];
+    vg_vit_field_format(&d, field, a, sizeof a);
+    for (int k = 0; vg_vit_preset_names[k]; k++) {
+        vg_vit_config p;
+        if (!vg_vit_preset(vg_vit_preset_names[k], &p)) continue;
+        vg_vit_field_format(&p, field, b, sizeof b);
+        if (strcmp(a, b)) { snprintf(out, n, "(default: the preset's)"); return; }
+    }
+    if (vg_vit_fields[field].kind == VG_FIELD_REAL) snprintf(a, sizeof a, "%g", vg_vit_field_number(&d, field));
+    snprintf(out, n, "(default %s)", a);
+}
+
 void vg_options_usage(FILE *f) {
     fprintf(f, "usage: ./train [FLAGS]\n"
                "Train a Vision Transformer (timm layout) with AdamW, warmup + cosine, label smoothing.\n");
     for (size_t k = 0; k < N_FLAGS; k++) {
         const flag_def *d = &flags[k];
+        if (!d->name) continue;                          /* a model field without a flag */
         if (d->section) fprintf(f, "\n%s\n", d->section);
-        char head[64];
+        char head[64], help[1024];
         snprintf(head, sizeof head, "%s%s%s", d->name, d->metavar ? " " : "", d->metavar ? d->metavar : "");
+        if (d->offset == OPT(model)) {                   /* the preset names, from vit/presets.c */
+            size_t len = 0;
+            for (int i = 0; vg_vit_preset_names[i]; i++)
+                len += (size_t)snprintf(help + len, sizeof help - len, "%s%s", i ? " | " : "", vg_vit_preset_names[i]);
+            snprintf(help + len, sizeof help - len, "\n%s", d->help);
+        } else if (d->kind == F_MODEL && !strstr(d->help, "default")) {
+            char def[96];
+            model_default(d->field, def, sizeof def);
+            const char *last = strrchr(d->help, '\n');
+            size_t last_len = strlen(last ? last + 1 : d->help);
+            snprintf(help, sizeof help, "%s%s%s", d->help, last_len + strlen(def) < 68 ? " " : "\n", def);
+        } else snprintf(help, sizeof help, "%s", d->help);
         /* the help text: first line beside the flag (column 23), the rest below it */
-        const char *h = d->help;
+        const char *h = help;
         int first = (int)strcspn(h, "\n");
         if (strlen(head) > 20) fprintf(f, "  %s\n  %-20s %.*s\n", head, "", first, h);
         else fprintf(f, "  %-20s %.*s\n", head, first, h);
@@ -233,21 +232,31 @@ void vg_options_usage(FILE *f) {
     fprintf(f, "  %-20s %s\n", "--help", "this text");
 }
 
-/* usage error naming the flag: exit status 2 */
+/* usage error naming the flag (NULL: the message names them): exit status 2 */
 static void bad_flag(const char *flag, const char *fmt, ...) {
     va_list ap; va_start(ap, fmt);
-    fprintf(stderr, "train: %s: ", flag);
+    fprintf(stderr, "train: ");
+    if (flag) fprintf(stderr, "%s: ", flag);
     vfprintf(stderr, fmt, ap);
     fprintf(stderr, "\n(see ./train --help)\n");
     va_end(ap);
     exit(2);
 }
 
+/* "must be >= 1", "must be between 0 and 0.99": a range as a person reads it */
+static void range_text(double lo, double hi, char *out, size_t n) {
+    if (hi >= 1e15) snprintf(out, n, "must be >= %.15g", lo);
+    else snprintf(out, n, "must be between %.15g and %.15g", lo, hi);
+}
+
 static int64_t parse_int(const char *flag, const char *v, double lo, double hi) {
     char *end; errno = 0;
     long long x = strtoll(v, &end, 10);
     if (errno || end == v || *end) bad_flag(flag, "expected an integer, got '%s'", v);
-    if ((double)x < lo || (double)x > hi) bad_flag(flag, "%lld is out of range [%.0f, %.0f]", x, lo, hi);
+    if ((double)x < lo || (double)x > hi) {
+        char r[96]; range_text(lo, hi, r, sizeof r);
+        bad_flag(flag, "%s, got %lld", r, x);
+    }
     return x;
 }
 
@@ -255,7 +264,10 @@ static double parse_real(const char *flag, const char *v, double lo, double hi) 
     char *end; errno = 0;
     double x = strtod(v, &end);
     if (errno || end == v || *end || !isfinite(x)) bad_flag(flag, "expected a number, got '%s'", v);
-    if (x < lo || x > hi) bad_flag(flag, "%g is out of range [%g, %g]", x, lo, hi);
+    if (x < lo || x > hi) {
+        char r[96]; range_text(lo, hi, r, sizeof r);
+        bad_flag(flag, "%s, got %g", r, x);
+    }
     return x;
 }
 
@@ -270,6 +282,20 @@ static bool is_choice(const char *choices, const char *v) {
     return false;
 }
 
+/* a model flag: read and range-checked now (its text is applied to the preset, or to an --init
+ * file's model, by vg_options_apply_model_flags) */
+static void check_model_flag(const flag_def *d, const char *v) {
+    vg_vit_config c = vg_vit_config_default();
+    if (!vg_vit_field_parse(&c, d->field, v)) bad_flag(d->name, "%s", vg_error());
+    if (d->field == VG_VIT_F_num_classes && c.num_classes < 1)
+        bad_flag(d->name, "must be >= 1 (training needs a head), got %s", v);
+    if (!vg_vit_field_in_range(&c, d->field)) {
+        if (vg_vit_fields[d->field].kind == VG_FIELD_STEM) bad_flag(d->name, "%s", vg_error());
+        char r[96]; range_text(d->lo, d->hi, r, sizeof r);
+        bad_flag(d->name, "%s, got %s", r, v);
+    }
+}
+
 static void set_flag(options *o, const flag_def *d, const char *v) {
     char *field = (char *)o + d->offset;
     switch (d->kind) {
@@ -279,6 +305,7 @@ static void set_flag(options *o, const flag_def *d, const char *v) {
     case F_U64: *(uint64_t *)field = (uint64_t)parse_int(d->name, v, d->lo, d->hi); break;
     case F_REAL: *(double *)field = parse_real(d->name, v, d->lo, d->hi); break;
     case F_STR: *(const char **)field = v; break;
+    case F_MODEL: check_model_flag(d, v); o->ov[d->field] = v; break;
     case F_CHOICE: {
         if (!is_choice(d->choices, v)) {
             char listed[256]; size_t k = 0;          /* "a|b/c" -> "a, b" */
@@ -303,6 +330,51 @@ static void set_flag(options *o, const flag_def *d, const char *v) {
     }
 }
 
+/* Levenshtein distance of a and b (each under 64 characters; longer: a large number) */
+static int edit_distance(const char *a, const char *b) {
+    size_t n = strlen(a), m = strlen(b);
+    if (n >= 64 || m >= 64) return 1000;
+    int row[64];
+    for (size_t j = 0; j <= m; j++) row[j] = (int)j;
+    for (size_t i = 1; i <= n; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= m; j++) {
+            int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[m];
+}
+
+/* an unknown flag: "did you mean --epochs?" — the flags it begins (a flag cut short), else the
+ * closest within edit distance 2, else the flags it begins with */
+static void unknown_flag(const char *f) {
+    const char *near[3];
+    int k = 0, best = 3;
+    const size_t len = strlen(f);
+    for (size_t i = 0; i < N_FLAGS; i++)
+        if (flags[i].name && len >= 4 && !strncmp(flags[i].name, f, len) && k < 3) near[k++] = flags[i].name;
+    for (size_t i = 0; !k && i < N_FLAGS; i++) {
+        if (!flags[i].name) continue;
+        int dist = edit_distance(f, flags[i].name);
+        if (dist < best) { best = dist; k = 0; }
+        if (dist == best && dist <= 2 && k < 3) near[k++] = flags[i].name;
+    }
+    for (size_t i = 0; !k && i < N_FLAGS; i++) {
+        const char *n = flags[i].name;
+        if (n && strlen(n) >= 4 && !strncmp(f, n, strlen(n)) && k < 3) near[k++] = n;
+    }
+    if (!k) bad_flag(f, "unknown flag");
+    char list[256] = "";
+    for (int i = 0; i < k; i++)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? (i == k - 1 ? " or " : ", ") : "", near[i]);
+    bad_flag(f, "unknown flag; did you mean %s?", list);
+}
+
 /* the preset named by --model (or the dataset's default) with the model flags applied */
 static void resolve_model(options *o) {
     o->model_given = o->model != NULL;
@@ -310,39 +382,21 @@ static void resolve_model(options *o) {
                             : !strcmp(o->dataset, "imagefolder") ? "vit-tiny-in64" : "vit-tiny-cifar";
     if (!vg_vit_preset(o->model, &o->vit)) {
         char names[256] = "";
-        for (int k = 0; vg_vit_preset_names[k]; k++) { strcat(names, k ? ", " : ""); strcat(names, vg_vit_preset_names[k]); }
+        for (int k = 0; vg_vit_preset_names[k]; k++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", k ? ", " : "", vg_vit_preset_names[k]);
         bad_flag("--model", "unknown preset '%s' (%s)", o->model, names);
     }
     vg_options_apply_model_flags(o, &o->vit);
 }
 
 void vg_options_apply_model_flags(const options *o, vg_vit_config *c) {
-    if (o->ov.img) c->img_size = (int)parse_int("--img-size", o->ov.img, 1, 4096);
-    if (o->ov.patch) c->patch_size = (int)parse_int("--patch", o->ov.patch, 1, 4096);
-    if (o->ov.dim) c->embed_dim = (int)parse_int("--dim", o->ov.dim, 1, 65536);
-    if (o->ov.depth) c->depth = (int)parse_int("--depth", o->ov.depth, 0, 1000);
-    if (o->ov.heads) c->num_heads = (int)parse_int("--heads", o->ov.heads, 1, 1024);
-    if (o->ov.mlp) c->mlp_ratio = parse_real("--mlp-ratio", o->ov.mlp, 0.01, 64);
-    if (o->ov.drop) c->drop_rate = parse_real("--drop", o->ov.drop, 0, 0.99);
-    if (o->ov.attn_drop) c->attn_drop_rate = parse_real("--attn-drop", o->ov.attn_drop, 0, 0.99);
-    if (o->ov.drop_path) c->drop_path_rate = parse_real("--drop-path", o->ov.drop_path, 0, 0.99);
-    if (o->ov.patch_drop) c->patch_drop_rate = parse_real("--patch-drop", o->ov.patch_drop, 0, 0.99);
-    if (o->ov.patch_overlap) c->patch_overlap = (int)parse_int("--patch-overlap", o->ov.patch_overlap, 0, 64);
-    if (o->ov.conv_stem && !vg_vit_parse_stem(o->ov.conv_stem, c)) bad_flag("--conv-stem", "%s", vg_error());
-    if (o->ov.layer_scale) c->init_values = parse_real("--layer-scale", o->ov.layer_scale, 0, 1e6);
-    if (o->ov.reg_tokens) c->reg_tokens = (int)parse_int("--reg-tokens", o->ov.reg_tokens, 0, 1024);
-    if (o->ov.num_classes) c->num_classes = (int)parse_int("--num-classes", o->ov.num_classes, 1, 1 << 20);
-    if (o->ov.pool) {
-        if (!strcmp(o->ov.pool, "cls")) c->pool = VG_VIT_POOL_CLS;
-        else if (!strcmp(o->ov.pool, "mean")) c->pool = VG_VIT_POOL_MEAN;
-        else bad_flag("--pool", "expected cls or mean, got '%s'", o->ov.pool);
-    }
-    if (o->ov.pos) {
-        if (!strcmp(o->ov.pos, "learned")) c->pos_embed = VG_VIT_POS_LEARNED;
-        else if (!strcmp(o->ov.pos, "sincos2d")) c->pos_embed = VG_VIT_POS_SINCOS2D;
-        else bad_flag("--pos", "expected learned or sincos2d, got '%s'", o->ov.pos);
-    }
-    if (!vg_vit_config_check(c)) bad_flag("--model", "invalid model configuration: %s", vg_error());
+    for (int f = 0; f < VG_VIT_NFIELDS; f++)
+        if (o->ov[f] && !vg_vit_field_parse(c, f, o->ov[f])) bad_flag(vg_vit_fields[f].flag, "%s", vg_error());
+    /* a configuration the model cannot have: the message names the flags (the fields without one
+     * by their names) */
+    const char *names[VG_VIT_NFIELDS];
+    for (int f = 0; f < VG_VIT_NFIELDS; f++) names[f] = vg_vit_fields[f].flag;
+    if (!vg_vit_config_check_as(c, names)) bad_flag(NULL, "%s", vg_error());
 }
 
 options vg_options_parse(int argc, char **argv) {
@@ -354,13 +408,15 @@ options vg_options_parse(int argc, char **argv) {
     o.threads = 0; o.loader_threads = 1; o.bucket_mb = 2; o.comm_timeout = 300; o.interp_name = "bicubic"; o.aug = "auto";
     const char *bf16_gemm = getenv("VG_BF16_GEMM");
     o.amp_dtype = "bfloat16"; o.amp_kernel = bf16_gemm && *bf16_gemm ? bf16_gemm : "auto";
+    bool given[N_FLAGS] = {0};
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i];
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) { vg_options_usage(stdout); exit(0); }
         if (strncmp(f, "--", 2)) bad_flag(f, "unexpected argument (flags start with --)");
         const flag_def *d = NULL;
-        for (size_t k = 0; k < N_FLAGS && !d; k++) if (!strcmp(f, flags[k].name)) d = &flags[k];
-        if (!d) bad_flag(f, "unknown flag");
+        for (size_t k = 0; k < N_FLAGS && !d; k++) if (flags[k].name && !strcmp(f, flags[k].name)) d = &flags[k];
+        if (!d) unknown_flag(f);
+        given[d - flags] = true;
         if (d->kind == F_SWITCH) { set_flag(&o, d, NULL); continue; }
         if (i + 1 >= argc) bad_flag(f, "needs a value");
         set_flag(&o, d, argv[++i]);
@@ -374,7 +430,20 @@ options vg_options_parse(int argc, char **argv) {
     resolve_model(&o);
     if (o.patch_drop_until >= 0 && !(o.vit.patch_drop_rate > 0))
         bad_flag("--patch-drop-until", "needs --patch-drop P > 0 (there is no patch dropout to end)");
-    if (o.min_lr > o.lr) bad_flag("--min-lr", "%g is above --lr %g", o.min_lr, o.lr);
+    if (o.min_lr > o.lr) {                   /* the cosine decays from --lr down to --min-lr */
+        bool lr_given = false, min_given = false;
+        for (size_t k = 0; k < N_FLAGS; k++) {
+            if (flags[k].offset == OPT(lr) && flags[k].kind == F_REAL) lr_given |= given[k];
+            if (flags[k].offset == OPT(min_lr) && flags[k].kind == F_REAL) min_given |= given[k];
+        }
+        if (!min_given)
+            bad_flag("--lr", "%g is below --min-lr's default %g, where the cosine schedule ends: give a larger --lr, "
+                     "or --min-lr too (e.g. --min-lr 0)", o.lr, o.min_lr);
+        if (!lr_given)
+            bad_flag("--min-lr", "%g is above --lr's default %g, where the cosine schedule starts: give a smaller "
+                     "--min-lr, or --lr too", o.min_lr, o.lr);
+        bad_flag("--min-lr", "%g is above --lr %g: the cosine schedule decays from --lr down to --min-lr", o.min_lr, o.lr);
+    }
     o.every_in_steps = o.steps > 0;
     if (!o.eval_batch) o.eval_batch = o.batch;
     /* about ten evaluations and checkpoints over a --steps run, every epoch over an --epochs run */

@@ -55,8 +55,9 @@ typedef struct {
     double reprob;               /* random erasing probability */
     bool model_ema; double model_ema_decay;
     int grad_accum_steps;        /* micro-batches of --batch per optimizer step */
-    /* model overrides as given (applied to the preset after parsing) */
-    struct { const char *img, *patch, *dim, *depth, *heads, *mlp, *pool, *pos, *drop, *attn_drop, *drop_path, *patch_drop, *num_classes, *patch_overlap, *conv_stem, *layer_scale, *reg_tokens; } ov;
+    /* the model flags as given, by field (VG_VIT_F_*; NULL: not given); applied to the preset
+     * after parsing, or to an --init file's model */
+    const char *ov[VG_VIT_NFIELDS];
     bool model_given;            /* --model was given (else the dataset's preset, or the --init file's model) */
     double layer_decay;          /* --layer-decay: per-block lr scale (0 = off) */
     const char *interp_name;

@@ -22,22 +22,55 @@ run() {
     if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then echo "!! $label exited $rc"; total_f=$((total_f + 1)); fi
 }
 run "unit and parity tests (float32)" "$B/run_tests"
-# The in-process tests that multiply matrices again with the AVX-512 GEMM kernel, the vdpbf16ps
-# kernel and the AMX tile kernel, their intrinsics emulated in C where the machine lacks them
-# (gemm/emulate/; needs AVX2+FMA); there the bf16 GEMM runs on the emulated AMX tiles (auto picks
-# them) and tests/test_gemm_bf16.c runs every backend. The tests that run ./train or ./inspect are
-# left out: those programs are built with this machine's kernels.
-emu_kernel=$("$B/run_tests_emulated" --gemm-kernel 2>&1)
-emu_bf16=$("$B/run_tests_emulated" --bf16-kernel 2>&1)
-case "$emu_kernel" in
-    *emulated*) run "GEMM, layer and ViT parity tests (float32), GEMM kernel $emu_kernel, bf16 kernel $emu_bf16" \
-                    "$B/run_tests_emulated" test_gemm.c test_gemm_bf16.c test_tensor.c test_autograd.c test_nn.c test_vit.c test_alloc.c test_amp.c ;;
-    avx512*) echo "== AVX-512 GEMM kernel: this machine runs it natively in the tests above"
-             case "$emu_bf16" in
-                 *emulated*) run "bf16 GEMM and --amp tests (float32), bf16 kernel $emu_bf16" "$B/run_tests_emulated" test_gemm_bf16.c test_amp.c amp_train_step ;;
-             esac ;;
-    *) echo "== AVX-512 and bf16 GEMM kernels: not run (this build can only use $emu_kernel: emulating AVX-512 needs AVX2+FMA)" ;;
-esac
+# The in-process tests again with the SIMD kernels' intrinsics emulated in C (gemm/emulate/; the
+# binary is built for AVX2+FMA): the AVX-512 FP32 GEMM, the vdpbf16ps kernel and the AMX tile
+# kernel, so each runs on any x86-64 machine with AVX2. On a CPU with AVX-512 the FP32 kernel ran
+# natively above: then only the bf16 tests run here (auto picks the emulated AMX tiles, and
+# tests/test_gemm_bf16.c runs every backend). The tests that run ./train or ./inspect are left out.
+levels=$("$B/run_tests" --isa-levels 2>/dev/null)
+best=$(echo "$levels" | tail -n 1)
+if [ -x "$B/run_tests_emulated" ]; then
+    emu_kernel=$("$B/run_tests_emulated" --gemm-kernel 2>&1)
+    emu_bf16=$("$B/run_tests_emulated" --bf16-kernel 2>&1)
+    if echo "$levels" | grep -qx avx512; then
+        run "bf16 GEMM and --amp tests (float32), bf16 kernel $emu_bf16" "$B/run_tests_emulated" test_gemm_bf16.c test_amp.c amp_train_step
+    elif echo "$levels" | grep -qx avx2; then
+        run "GEMM, layer and ViT parity tests (float32), GEMM kernel $emu_kernel, bf16 kernel $emu_bf16" \
+            "$B/run_tests_emulated" test_gemm.c test_gemm_bf16.c test_tensor.c test_autograd.c test_nn.c test_vit.c test_alloc.c test_amp.c
+    else echo "== emulated AVX-512 and bf16 kernels: not run (emulating them needs AVX2+FMA; this CPU: $best)"; fi
+fi
+# Every instruction-set level this CPU has below its best, capped with VG_ISA (isa/isa.h): the GEMM,
+# layer, ViT and --amp tests and a short training run (./train, stopped and resumed bit for bit) on
+# that level's kernels. (The float64 gradcheck library has one level, generic: it runs once, below.)
+for lv in $levels; do
+    [ "$lv" = "$best" ] && continue
+    export VG_ISA=$lv
+    run "level $lv (VG_ISA=$lv): GEMM, layers, ViT, --amp, a training run" "$B/run_tests" \
+        test_gemm.c test_gemm_bf16.c test_tensor.c test_autograd.c test_nn.c test_vit.c test_amp.c train_resume_is_bit_exact
+    unset VG_ISA
+done
+# The default binary on older CPUs, under Debian's qemu-user: as a Nehalem (SSE4.2, no AVX) it
+# must choose the generic kernels, as a Haswell (AVX2+FMA, no AVX-512, no bf16) the avx2 ones and
+# FP32 GEMMs for --amp, and run a training step without executing an instruction those CPUs lack
+# (qemu raises SIGILL). Skipped without qemu-x86_64, on other machines, and under ASan.
+if [ "$(uname -m)" != x86_64 ] || ! command -v qemu-x86_64 >/dev/null 2>&1; then
+    echo "== qemu-x86_64 CPU models: skipped (needs qemu-user on an x86-64 machine)"; total_s=$((total_s + 1))
+elif ldd "$BIN/train" 2>/dev/null | grep -q libasan; then
+    echo "== qemu-x86_64 CPU models: skipped under ASan"; total_s=$((total_s + 1))
+else
+    for m in Nehalem:generic Haswell:avx2; do
+        cpu=${m%%:*}; lv=${m#*:}
+        echo "== qemu-x86_64 -cpu $cpu $BIN/train --bench 1 --amp"
+        q_out=$(qemu-x86_64 -cpu "$cpu" "$BIN/train" --model vit-micro-cifar --bench 1 --batch 2 --threads 1 --amp 2>&1)
+        q_rc=$?
+        q_out=$(echo "$q_out" | grep -v "TCG doesn't support")
+        echo "$q_out"
+        if [ "$q_rc" -eq 0 ] && echo "$q_out" | grep -q "kernels: $lv (this CPU: $lv)" && echo "$q_out" | grep -q "FP32 GEMMs" \
+           && echo "$q_out" | grep -q "median step"; then
+            total_p=$((total_p + 1)); echo "  ok   a $cpu runs the $lv kernels"
+        else total_f=$((total_f + 1)); status=1; echo "  FAIL a $cpu: exit $q_rc, or not the $lv kernels"; fi
+    done
+fi
 run "gradcheck (float64)" "$BIN/gradcheck"
 # every parser's fuzz harness on its committed seeds, campaign corpus and crash regressions
 # (fuzz/README.md), through a plain main(): no clang needed
@@ -51,6 +84,13 @@ ex_out=$("$B/autograd_example" 2>&1); echo "$ex_out"
 if echo "$ex_out" | grep -q "w = 2.0000, b = -1.0000"; then
     total_p=$((total_p + 1)); echo "  ok   readme example converges"
 else total_f=$((total_f + 1)); echo "  FAIL readme example did not converge"; fi
+# the program outputs quoted in the docs, run and compared (tests/tools/docs_check.c; the slow ones and
+# those that need a training run: docs/tutorial_assets.sh)
+run "docs' quoted outputs" "$B/docs_check" --bin "$BIN" docs/tutorial.md README.md
+# vg_gradcheck on a user's function, float64 (examples/gradcheck_example.c): two right rules pass, a wrong one fails
+echo "== gradcheck example: $B/gradcheck_example"
+if "$B/gradcheck_example"; then total_p=$((total_p + 1)); echo "  ok   gradcheck example"
+else total_f=$((total_f + 1)); echo "  FAIL gradcheck example"; fi
 if [ "$total_s" -gt 0 ]; then echo "$total_p passed, $total_f failed, $total_s skipped"
 else echo "$total_p passed, $total_f failed"; fi
 [ "$total_f" -eq 0 ]

@@ -4,6 +4,7 @@
  * the FP32 / bf16 GEMM micro-kernel the program was built with instead (tests/run.sh: the emulated
  * run). */
 #include "test.h"
+#include "isa/isa.h"
 #include "gemm/gemm.h"
 #include "tensor/rng.h"
 #include <stdarg.h>
@@ -111,6 +112,11 @@ bool vg_test_write_cifar(const char *dir) {
 int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "--gemm-kernel") == 0) { puts(vg_gemm_kernel()); return 0; }
     if (argc > 1 && strcmp(argv[1], "--bf16-kernel") == 0) { puts(vg_gemm_bf16_kernel()); return 0; }
+    if (argc > 1 && strcmp(argv[1], "--isa-levels") == 0) {          /* the levels this CPU runs */
+        for (int l = 0; l < VG_ISA_COUNT; l++)
+            if (vg_isa_allows((vg_isa)l)) printf("%s\n", vg_isa_name((vg_isa)l));
+        return 0;
+    }
     int passed = 0, failed = 0, skipped = 0;
     setvbuf(stdout, NULL, _IOLBF, 0);
     for (int i = 0; i < n_tests; i++) {

@@ -110,8 +110,8 @@ static vg_tensor *l_layernorm(vg_tensor **t) { return vg_layernorm_fn(t[0], t[1]
 static vg_tensor *l_bias_gelu(vg_tensor **t) { return vg_bias_gelu_fn(t[0], t[1]); }
 static vg_tensor *l_attention(vg_tensor **t) { return vg_attention_fn(t[0], 2, 0, false, NULL, NULL); }
 static vg_tensor *l_mhsa(vg_tensor **t) {
-    vg_mhsa m = {.qkv = {t[1], t[2], 8, 24}, .proj = {t[3], t[4], 8, 8}, .dim = 8, .heads = 2};
-    return vg_mhsa_forward(&m, t[0], true, NULL, NULL);      /* dropout 0: no rng needed */
+    vg_mhsa m = {.qkv = {t[1], t[2]}, .proj = {t[3], t[4]}, .heads = 2};
+    return vg_mhsa_forward(&m, t[0], 0, true, NULL, NULL);      /* dropout 0: no rng needed */
 }
 
 VG_TEST(nn_parity_linear) { parity_case("linear", 3, (const char *[]){"x", "weight", "bias"}, l_linear); }
@@ -647,6 +647,14 @@ VG_TEST(nn_params_names_and_weight_decay) {
     vg_params_free(&p);
     vg_mhsa_free(&attn);
     vg_layernorm_free(&norm);
+    /* a conv: weight decays (4-D), bias does not */
+    vg_conv2d conv;
+    vg_conv2d_init(&conv, 3, 8, 4, 4, 0, true, &rng);
+    vg_conv2d_params(&conv, &p, "patch_embed.proj");
+    CHECK(p.n == 2 && !strcmp(p.items[0].name, "patch_embed.proj.weight") && p.items[0].weight_decay &&
+          !strcmp(p.items[1].name, "patch_embed.proj.bias") && !p.items[1].weight_decay && vg_params_count(&p) == 8 * 48 + 8);
+    vg_params_free(&p);
+    vg_conv2d_free(&conv);
 }
 
 VG_TEST(nn_init_bounds_and_statistics) {

@@ -222,7 +222,9 @@ VG_TEST(vit_config_errors) {
     vg_vit m;
     vg_rng rng = vg_rng_seed(0);
     cfg.img_size = 30;
-    CHECK(!vg_vit_init(&m, &cfg, &rng) && strstr(vg_error(), "multiple of the patch size"));
+    CHECK(!vg_vit_init(&m, &cfg, &rng) && strstr(vg_error(), "vit: img_size 30 is not a multiple of patch_size 4"));
+    cfg = vg_vit_config_default(); cfg.depth = 0;               /* a field's range (vit_fields.h) */
+    CHECK_MSG(!vg_vit_init(&m, &cfg, &rng) && strstr(vg_error(), "vit: depth 0 is not in [1, 1024]"), "%s", vg_error());
     cfg = vg_vit_config_default(); cfg.num_heads = 5;
     CHECK(!vg_vit_init(&m, &cfg, &rng) && strstr(vg_error(), "num_heads"));
     cfg = vg_vit_config_default(); cfg.embed_dim = 6; cfg.num_heads = 2; cfg.pos_embed = VG_VIT_POS_SINCOS2D;
@@ -771,4 +773,26 @@ VG_TEST(vit_trace_shapes_and_flops) {
         free(buf);
         vg_vit_free(&m);
     }
+}
+
+/* the fields of vit_fields.h as text (what the metadata and the flags hold) read back to the same
+ * value, and refuse what is not one */
+VG_TEST(vit_fields_text_round_trip) {
+    vg_vit_config c = vg_vit_config_default(), d = vg_vit_config_default();
+    c.mlp_ratio = 2.5; c.qkv_bias = false; c.pool = VG_VIT_POOL_MEAN; c.pos_embed = VG_VIT_POS_SINCOS2D;
+    c.conv_stem[0] = 8; c.conv_stem[1] = 16; c.init_values = 1e-5; c.norm_eps = 1e-5; c.patch_drop_rate = 0.25;
+    for (int f = 0; f < VG_VIT_NFIELDS; f++) {
+        char a[64], b[64];
+        vg_vit_field_format(&c, f, a, sizeof a);
+        CHECK_MSG(vg_vit_field_parse(&d, f, a), "%s = %s: %s", vg_vit_fields[f].name, a, vg_error());
+        vg_vit_field_format(&d, f, b, sizeof b);
+        CHECK_MSG(!strcmp(a, b) && vg_vit_field_in_range(&c, f), "%s: %s read back as %s", vg_vit_fields[f].name, a, b);
+    }
+    CHECK(!memcmp(c.conv_stem, d.conv_stem, sizeof c.conv_stem) && d.pool == VG_VIT_POOL_MEAN && d.mlp_ratio == 2.5);
+    CHECK(!vg_vit_field_parse(&d, VG_VIT_F_depth, "4x") && strstr(vg_error(), "expected an integer"));
+    CHECK(!vg_vit_field_parse(&d, VG_VIT_F_pool, "avg") && strstr(vg_error(), "expected cls or mean"));
+    CHECK(!vg_vit_field_parse(&d, VG_VIT_F_mlp_ratio, "nan") && strstr(vg_error(), "finite"));
+    d.depth = 2000;
+    CHECK(!vg_vit_field_in_range(&d, VG_VIT_F_depth));
+    CHECK(vg_vit_field_is_default(&d, VG_VIT_F_reg_tokens) && !vg_vit_field_is_default(&c, VG_VIT_F_conv_stem));
 }

@@ -1,6 +1,7 @@
-/* gradcheck.c — ./gradcheck [NAME…]: every registered op and layer against central differences
- * in float64 (eps 1e-6, atol 1e-5, rtol 1e-3, PyTorch's defaults). One row per case; exits
- * non-zero if any row fails. NAME selects the rows whose op name contains it. */
+/* gradcheck.c — ./gradcheck [--list] [NAME…]: every registered op and layer against central
+ * differences in float64 (eps 1e-6, atol 1e-5, rtol 1e-3, PyTorch's defaults). One row per case;
+ * exits 1 if any row fails, 2 on a NAME that selects no case. NAME selects the rows whose op name
+ * contains it. */
 #include "gradcheck.h"
 #include <stdlib.h>
 #include <string.h>
@@ -28,24 +29,64 @@ static void shapes_text(const gc_case *c, char *buf, size_t n) {
     }
 }
 
-int main(int argc, char **argv) {
-    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        printf("usage: ./gradcheck [NAME...]\n"
+/* the distinct op names, in sorted order (cases are sorted by name first) */
+static void print_names(FILE *f, const char *indent) {
+    for (int k = 0; k < n_cases; k++)
+        if (k == 0 || strcmp(cases[k]->name, cases[k - 1]->name)) fprintf(f, "%s%s\n", indent, cases[k]->name);
+}
+
+static bool selected(const gc_case *c, int argc, char **argv) {
+    if (argc < 2) return true;
+    for (int a = 1; a < argc; a++) if (strstr(c->name, argv[a])) return true;
+    return false;
+}
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: ./gradcheck [--list] [NAME...]\n"
                "Checks every registered op and layer's analytic gradient against central finite\n"
-               "differences in float64 (eps %g, atol %g, rtol %g). NAME runs only rows whose op\n"
-               "name contains it. Exit status 1 if any row fails.\n", VG_GRADCHECK_EPS, VG_GRADCHECK_ATOL, VG_GRADCHECK_RTOL);
-        return 0;
-    }
+               "differences in float64 (eps %g; a row passes when |analytic - numeric| <= atol %g +\n"
+               "rtol %g * |numeric| for every input element). NAME runs only the rows whose op name\n"
+               "contains it; a NAME that matches no op is an error (exit 2). --list prints the op\n"
+               "names, one per line. Exit status 1 if any row fails.\n",
+            VG_GRADCHECK_EPS, VG_GRADCHECK_ATOL, VG_GRADCHECK_RTOL);
+}
+
+int main(int argc, char **argv) {
     qsort(cases, (size_t)n_cases, sizeof cases[0], by_name);
-    printf("%-22s %-22s %-34s %10s %10s  %s\n", "op", "variant", "inputs", "max abs", "max rel", "result");
+    for (int a = 1; a < argc; a++) {
+        if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) { usage(stdout); return 0; }
+        if (!strcmp(argv[a], "--list")) {
+            if (argc > 2) { fprintf(stderr, "gradcheck: --list takes no other argument\n"); return 2; }
+            print_names(stdout, "");
+            return 0;
+        }
+        if (argv[a][0] == '-') { fprintf(stderr, "gradcheck: unknown flag '%s'\n", argv[a]); usage(stderr); return 2; }
+        bool any = false;
+        for (int k = 0; k < n_cases && !any; k++) any = strstr(cases[k]->name, argv[a]) != NULL;
+        if (!any) {
+            fprintf(stderr, "gradcheck: no op name contains '%s'; the op names are:\n", argv[a]);
+            print_names(stderr, "  ");
+            return 2;
+        }
+    }
+    /* column widths from the rows that will be printed */
+    char shapes[MAX_CASES][128];
+    int w_name = (int)strlen("op"), w_var = (int)strlen("variant"), w_in = (int)strlen("inputs");
+    for (int k = 0; k < n_cases; k++) {
+        if (!selected(cases[k], argc, argv)) continue;
+        shapes_text(cases[k], shapes[k], sizeof shapes[k]);
+        int a = (int)strlen(cases[k]->name), b = (int)strlen(cases[k]->variant), c = (int)strlen(shapes[k]);
+        if (a > w_name) w_name = a;
+        if (b > w_var) w_var = b;
+        if (c > w_in) w_in = c;
+    }
+    printf("float64 central differences, eps %g; a row passes when |analytic - numeric| <= atol %g + rtol %g * |numeric|\n",
+           VG_GRADCHECK_EPS, VG_GRADCHECK_ATOL, VG_GRADCHECK_RTOL);
+    printf("%-*s  %-*s  %-*s  %9s  %9s  %s\n", w_name, "op", w_var, "variant", w_in, "inputs", "max abs", "max rel", "result");
     int passed = 0, failed = 0;
     for (int k = 0; k < n_cases; k++) {
         const gc_case *c = cases[k];
-        if (argc > 1) {
-            bool match = false;
-            for (int a = 1; a < argc; a++) if (strstr(c->name, argv[a])) match = true;
-            if (!match) continue;
-        }
+        if (!selected(c, argc, argv)) continue;
         vg_rng rng = vg_rng_seed(42 + (uint64_t)k);
         vg_tensor *inputs[GC_MAX_INPUTS];
         for (int i = 0; i < c->n_inputs; i++) {
@@ -59,10 +100,8 @@ int main(int argc, char **argv) {
         vg_arena_reset();
         vg_gradcheck_result r = vg_gradcheck(c->f, c->ctx, c->n_inputs, inputs,
                                              VG_GRADCHECK_EPS, VG_GRADCHECK_ATOL, VG_GRADCHECK_RTOL);
-        char shapes[128];
-        shapes_text(c, shapes, sizeof shapes);
-        printf("%-22s %-22s %-34s %10.2e %10.2e  %s\n", c->name, c->variant, shapes, r.max_abs_err, r.max_rel_err,
-               r.ok ? "PASS" : "FAIL");
+        printf("%-*s  %-*s  %-*s  %9.2e  %9.2e  %s\n", w_name, c->name, w_var, c->variant, w_in, shapes[k],
+               r.max_abs_err, r.max_rel_err, r.ok ? "PASS" : "FAIL");
         if (!r.ok) printf("    %s\n", r.message);
         fflush(stdout);
         if (r.ok) passed++; else failed++;

@@ -77,10 +77,9 @@ GC_REGISTER(atx_b, {"attention", "cross, 3 queries, drop .3", f_attention_cross,
 /* ---- mhsa module: x, qkv.weight, qkv.bias, proj.weight, proj.bias are all inputs */
 static vg_tensor *f_mhsa(vg_tensor *const *in, void *ctx) {
     const at_ctx *c = ctx;
-    vg_mhsa m = {.qkv = {in[1], in[2], 8, 24}, .proj = {in[3], in[4], 8, 8}, .dim = 8, .heads = c->heads,
-                 .attn_drop = c->drop, .proj_drop = c->drop};
+    vg_mhsa m = {.qkv = {in[1], in[2]}, .proj = {in[3], in[4]}, .heads = c->heads, .attn_drop = c->drop, .proj_drop = c->drop};
     vg_rng rng = vg_rng_seed(13);
-    return vg_mhsa_forward(&m, in[0], true, &rng, NULL);
+    return vg_mhsa_forward(&m, in[0], 0, true, &rng, NULL);
 }
 static at_ctx mh2 = {2, 0}, mh2d = {2, 0.25};
 GC_REGISTER(mh_a, {"mhsa", "2 heads", f_mhsa, &mh2, 5, {GC_IN(2, 5, 8), GC_IN(24, 8), GC_IN(24), GC_IN(8, 8), GC_IN(8)}})

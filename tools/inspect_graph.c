@@ -2,7 +2,10 @@
  * training forward (eval mode, no dropout) plus the cross-entropy loss, as Graphviz dot. A box is
  * a recorded op (vg_node: op name and output shape), an ellipse a leaf: parameters by their
  * state-dict names, the input image; an edge runs from each input to the op that used it.
- * Render with `dot -Tsvg graph.dot -o graph.svg`. */
+ * By default the graph is the one training records: with CLS pooling the last block runs for the
+ * class token alone (vg_vit_last_block_cls_only: narrow ops, a 1-token query path);
+ * --full-last-block sets the model's full_last_block (./train's flag of the same name) and draws
+ * the textbook block, every token through every block. Render with `dot -Tsvg graph.dot -o graph.svg`. */
 #include "inspect_common.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,9 +15,16 @@ int inspect_graph_main(int argc, char **argv);
 
 static void usage(FILE *f) {
     fprintf(f, "usage: inspect graph (--model PRESET [--depth N] | --ckpt FILE) --out GRAPH.dot [--batch B]\n"
+               "                     [--full-last-block]\n"
                "  PRESET: vit-tiny-cifar | vit-micro-cifar | vit-mnist | vit-tiny-in64\n"
                "  --depth: keep only the first N blocks of the preset (one block is easy to read)\n"
                "  --batch: images in the traced batch (default 2)\n"
+               "  --full-last-block: every token through the last block, the textbook graph (as\n"
+               "           ./train --full-last-block). Without it the graph is the one training records:\n"
+               "           a class-token (cls pooling) model's logits read only the class token, so its\n"
+               "           last block computes keys and values for every token but the query, proj and\n"
+               "           MLP for the class token alone (narrow ops); the same loss and gradients for\n"
+               "           less work. Mean-pooling models compute every token either way.\n"
                "Writes the graph of forward + cross-entropy loss: ops in topological order (boxes, with\n"
                "output shapes), parameters and the image as leaves (ellipses), one edge per op input.\n"
                "Render: dot -Tpng GRAPH.dot -o graph.png\n");
@@ -24,10 +34,12 @@ int inspect_graph_main(int argc, char **argv) {
     ic_source_opts o = {0};
     const char *out = NULL;
     int batch = 2, depth = 0;
+    bool full_last_block = false;
     for (int i = 1; i < argc; i++) {
         const char *v;
         int r;
         if (ic_is_help(argv[i])) { usage(stdout); return 0; }
+        if (!strcmp(argv[i], "--full-last-block")) { full_last_block = true; continue; }
         if ((r = ic_source_arg("graph", argc, argv, &i, &o))) { if (r < 0) return IC_USAGE; continue; }
         if ((r = ic_take("graph", argc, argv, &i, "--out", &out))) { if (r < 0) return IC_USAGE; continue; }
         if ((r = ic_take("graph", argc, argv, &i, "--depth", &v))) { if (r < 0 || !ic_int("graph", "--depth", v, 1, 64, &depth)) return IC_USAGE; continue; }
@@ -50,6 +62,11 @@ int inspect_graph_main(int argc, char **argv) {
         m->cfg.depth = depth;
         snprintf(mm.source + strlen(mm.source), sizeof mm.source - strlen(mm.source), " with depth %d", depth);
     }
+    if (full_last_block) {
+        m->full_last_block = true;
+        snprintf(mm.source + strlen(mm.source), sizeof mm.source - strlen(mm.source), ", full last block");
+    } else if (vg_vit_last_block_cls_only(m))
+        snprintf(mm.source + strlen(mm.source), sizeof mm.source - strlen(mm.source), ", last block for the class token");
     vg_params st = {0};
     vg_vit_state(m, &st);
     for (int k = 0; k < st.n; k++) st.items[k].tensor->name = st.items[k].name;   /* only in this tool */

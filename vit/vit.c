@@ -1,22 +1,13 @@
-/* vit.c — the Vision Transformer: config checks, timm init, named parameters, forward.
- * The forward is written out with functional ops so the whole model reads in one screen. */
+/* vit.c — the Vision Transformer: the rules between config fields, its tensors by name, timm's
+ * init, forward. The layers are nn/'s modules (vg_linear, vg_conv2d, vg_layernorm, vg_mhsa): vit.c
+ * allocates and initialises their tensors from one list (each_tensor) and runs their _forward. */
 #include "vit.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ------------------------------------------------------------------ config */
-vg_vit_config vg_vit_config_default(void) {
-    return (vg_vit_config){
-        .img_size = 32, .patch_size = 4, .in_chans = 3, .num_classes = 10,
-        .embed_dim = 192, .depth = 6, .num_heads = 3, .mlp_ratio = 4.0, .qkv_bias = true,
-        .drop_rate = 0.0, .attn_drop_rate = 0.0,
-        .pool = VG_VIT_POOL_CLS, .pos_embed = VG_VIT_POS_LEARNED, .norm_eps = 1e-6,
-        .class_token = true,
-    };
-}
-
+/* ------------------------------------------------------------------ config (the fields: fields.c) */
 int vg_vit_hidden_dim(const vg_vit_config *c) { return (int)(c->embed_dim * c->mlp_ratio); }
 
 double vg_vit_drop_path_at(const vg_vit_config *c, int i) {
@@ -48,8 +39,10 @@ bool vg_vit_parse_stem(const char *s, vg_vit_config *c) {
         for (const char *p = s;;) {
             char *end;
             long x = strtol(p, &end, 10);
-            if (end == p || x < 1 || x > 4096 || (*end && *end != ',')) {
-                vg_set_error("conv stem \"%s\": expected channel counts 1..4096 separated by commas, e.g. 32,64", s);
+            const vg_vit_field *d = &vg_vit_fields[VG_VIT_F_conv_stem];     /* each layer's range */
+            if (end == p || x < d->lo || x > d->hi || (*end && *end != ',')) {
+                vg_set_error("conv stem \"%s\": expected channel counts %g..%g separated by commas, e.g. 32,64", s,
+                             d->lo, d->hi);
                 return false;
             }
             if (n == VG_VIT_MAX_STEM) {
@@ -72,149 +65,170 @@ int vg_vit_patch_in_chans(const vg_vit_config *c) {
 int vg_vit_num_prefix_tokens(const vg_vit_config *c) { return (c->class_token ? 1 : 0) + c->reg_tokens; }
 int vg_vit_pos_prefix_rows(const vg_vit_config *c) { return c->no_embed_class ? 0 : vg_vit_num_prefix_tokens(c); }
 
-bool vg_vit_config_check(const vg_vit_config *c) {
-    if (!c) { vg_set_error("vit: config is NULL"); return false; }
-    if (c->img_size <= 0 || c->patch_size <= 0 || c->in_chans <= 0 || c->num_classes < 0 ||
-        c->embed_dim <= 0 || c->depth <= 0 || c->num_heads <= 0 || !(c->mlp_ratio > 0)) {
-        vg_set_error("vit: sizes must be positive (img %d patch %d chans %d classes %d (0: no head) dim %d depth %d heads %d mlp_ratio %g)",
-                     c->img_size, c->patch_size, c->in_chans, c->num_classes, c->embed_dim, c->depth,
-                     c->num_heads, c->mlp_ratio);
-        return false;
-    }
-    /* Upper bounds far above any ViT (ViT-22B: 6144 wide, 48 deep, 24576 hidden) yet low enough
-     * that no size derived from them overflows: a configuration can come from a damaged
-     * checkpoint's metadata (fuzz/regressions/checkpoint). */
-    if (c->img_size > 16384 || c->in_chans > 1024 || c->num_classes > (1 << 24) || c->embed_dim > 16384 ||
-        c->depth > 1024 || !(c->mlp_ratio * c->embed_dim < (1 << 18))) {
-        vg_set_error("vit: sizes too large (img %d chans %d classes %d dim %d depth %d mlp_ratio %g; at most "
-                     "16384, 1024, 2^24, 16384, 1024 and an MLP under 2^18 wide)", c->img_size, c->in_chans,
-                     c->num_classes, c->embed_dim, c->depth, c->mlp_ratio);
-        return false;
-    }
-    if (c->patch_overlap < 0 || c->patch_overlap > 64) {
-        vg_set_error("vit: patch_overlap %d is not in [0, 64]", c->patch_overlap);
-        return false;
-    }
+/* The rules between fields, after each field's own range (vit_fields.h). n[f] names field f. */
+static bool check_rules(const vg_vit_config *c, const char *const *n) {
     const int n_stem = vg_vit_stem_depth(c);
-    for (int i = 0; i < VG_VIT_MAX_STEM; i++)
-        if (c->conv_stem[i] < 0 || c->conv_stem[i] > 4096 || (i >= n_stem && c->conv_stem[i])) {
-            vg_set_error("vit: conv_stem layer %d has %d channels (1..4096, a 0 ends the list)", i, c->conv_stem[i]);
-            return false;
-        }
+    char stem[64];
+    vg_vit_stem_str(c, stem, sizeof stem);
     if (n_stem && c->patch_size % (1 << n_stem)) {
-        vg_set_error("vit: a conv stem of %d stride-2 layers needs a patch size divisible by %d (got %d)",
-                     n_stem, 1 << n_stem, c->patch_size);
+        vg_set_error("%s %s (%d stride-2 layers) needs a patch size divisible by %d, not %s %d",
+                     n[VG_VIT_F_conv_stem], stem, n_stem, 1 << n_stem, n[VG_VIT_F_patch_size], c->patch_size);
         return false;
     }
     if (c->img_size % c->patch_size) {
-        vg_set_error("vit: image size %d is not a multiple of the patch size %d", c->img_size, c->patch_size);
+        vg_set_error("%s %d is not a multiple of %s %d", n[VG_VIT_F_img_size], c->img_size, n[VG_VIT_F_patch_size],
+                     c->patch_size);
         return false;
     }
     if (c->embed_dim % c->num_heads) {
-        vg_set_error("vit: embed_dim %d is not divisible by num_heads %d", c->embed_dim, c->num_heads);
+        vg_set_error("%s %d is not divisible by %s %d", n[VG_VIT_F_embed_dim], c->embed_dim, n[VG_VIT_F_num_heads],
+                     c->num_heads);
         return false;
     }
     if (c->pos_embed == VG_VIT_POS_SINCOS2D && c->embed_dim % 4) {
-        vg_set_error("vit: sincos2d position embedding needs embed_dim %% 4 == 0 (got %d)", c->embed_dim);
-        return false;
-    }
-    if (c->reg_tokens < 0 || c->reg_tokens > 1024) {
-        vg_set_error("vit: reg_tokens %d is not in [0, 1024]", c->reg_tokens);
+        vg_set_error("%s sincos2d needs %s divisible by 4 (got %d)", n[VG_VIT_F_pos_embed], n[VG_VIT_F_embed_dim],
+                     c->embed_dim);
         return false;
     }
     if (!c->class_token && c->pool == VG_VIT_POOL_CLS) {
-        vg_set_error("vit: cls pooling needs the class token (class_token is false: use mean pooling)");
-        return false;
-    }
-    if (!(c->init_values >= 0 && isfinite(c->init_values))) {
-        vg_set_error("vit: init_values (LayerScale) %g must be finite and >= 0", c->init_values);
+        vg_set_error("%s cls needs the class token (%s is 0: use mean pooling)", n[VG_VIT_F_pool], n[VG_VIT_F_class_token]);
         return false;
     }
     if (((int64_t)vg_vit_num_patches(c) + vg_vit_num_prefix_tokens(c)) * c->embed_dim > (1 << 28)) {
-        vg_set_error("vit: %d tokens of %d dims: a position table over 2^28 values",
-                     vg_vit_num_patches(c) + vg_vit_num_prefix_tokens(c), c->embed_dim);
+        vg_set_error("%d tokens of %d dims (%s %d, %s %d): a position table over 2^28 values",
+                     vg_vit_num_patches(c) + vg_vit_num_prefix_tokens(c), c->embed_dim, n[VG_VIT_F_img_size],
+                     c->img_size, n[VG_VIT_F_patch_size], c->patch_size);
         return false;
     }
-    if (vg_vit_hidden_dim(c) <= 0) { vg_set_error("vit: MLP hidden size is 0"); return false; }
-    if (!(c->norm_eps >= 0 && isfinite(c->norm_eps))) { vg_set_error("vit: norm_eps %g must be finite and >= 0", c->norm_eps); return false; }
-    if (!(c->drop_rate >= 0 && c->drop_rate < 1 && c->attn_drop_rate >= 0 && c->attn_drop_rate < 1 &&
-          c->drop_path_rate >= 0 && c->drop_path_rate < 1 && c->patch_drop_rate >= 0 && c->patch_drop_rate < 1)) {
-        vg_set_error("vit: dropout rates must be in [0, 1) (drop %g, attn_drop %g, drop_path %g, patch_drop %g)",
-                     c->drop_rate, c->attn_drop_rate, c->drop_path_rate, c->patch_drop_rate);
+    if (!(c->mlp_ratio * c->embed_dim < (1 << 18)) || vg_vit_hidden_dim(c) <= 0) {
+        vg_set_error("%s %g with %s %d gives an MLP %d wide (1 to 2^18 - 1)", n[VG_VIT_F_mlp_ratio], c->mlp_ratio,
+                     n[VG_VIT_F_embed_dim], c->embed_dim, vg_vit_hidden_dim(c));
         return false;
     }
     return true;
 }
 
-int64_t vg_vit_param_count(const vg_vit_config *c) {
-    int64_t D = c->embed_dim, H = vg_vit_hidden_dim(c), N = vg_vit_num_patches(c);
-    int64_t k = vg_vit_patch_stride(c) + 2 * c->patch_overlap;   /* the patch conv's kernel */
-    int64_t patch = D * vg_vit_patch_in_chans(c) * k * k + D;
-    for (int i = 0, in = c->in_chans; i < vg_vit_stem_depth(c); in = c->conv_stem[i++])
-        patch += (int64_t)c->conv_stem[i] * in * 9 + c->conv_stem[i];          /* 3×3 conv + bias */
-    int64_t block = 2 * D                                   /* norm1 */
-                  + 3 * D * D + (c->qkv_bias ? 3 * D : 0)  /* attn.qkv */
-                  + D * D + D                               /* attn.proj */
-                  + 2 * D                                   /* norm2 */
-                  + H * D + H + D * H + D                   /* mlp.fc1, mlp.fc2 */
-                  + (c->init_values > 0 ? 2 * D : 0);       /* ls1, ls2 */
-    return patch + (int64_t)vg_vit_num_prefix_tokens(c) * D /* cls, reg */
-         + (N + vg_vit_pos_prefix_rows(c)) * D /* pos */ + c->depth * block + 2 * D /* norm or fc_norm */
-         + D * c->num_classes + c->num_classes;
+bool vg_vit_config_check_as(const vg_vit_config *c, const char *const names[VG_VIT_NFIELDS]) {
+    if (!c) { vg_set_error("config is NULL"); return false; }
+    const char *n[VG_VIT_NFIELDS];
+    for (int f = 0; f < VG_VIT_NFIELDS; f++) n[f] = names && names[f] ? names[f] : vg_vit_fields[f].name;
+    for (int f = 0; f < VG_VIT_NFIELDS; f++) {
+        if (vg_vit_field_in_range(c, f)) continue;
+        const vg_vit_field *d = &vg_vit_fields[f];
+        char v[64];
+        vg_vit_field_format(c, f, v, sizeof v);
+        if (d->kind == VG_FIELD_STEM)
+            vg_set_error("%s %s: each layer %g to %g channels, a 0 ends the list", n[f], v, d->lo, d->hi);
+        else vg_set_error("%s %s is not in [%g, %g]", n[f], v, d->lo, d->hi);
+        return false;
+    }
+    return check_rules(c, n);
 }
 
-/* ------------------------------------------------------------------ parameters, by name */
+bool vg_vit_config_check(const vg_vit_config *c) {
+    if (vg_vit_config_check_as(c, NULL)) return true;
+    char e[512];
+    snprintf(e, sizeof e, "%s", vg_error());
+    vg_set_error("vit: %s", e);
+    return false;
+}
+
+/* ------------------------------------------------------------------ the tensors, by name */
+/* One tensor of the state dict: its name, shape, whether it decays and is trained, and where it
+ * lives in the model (NULL when only shapes are asked for). */
+typedef struct {
+    vg_tensor **slot;
+    const char *fmt; int index;      /* name = fmt with the block or layer index */
+    int ndim; int64_t shape[4];
+    bool wd, trainable;
+} tensor_decl;
+typedef void (*decl_fn)(const tensor_decl *d, void *ctx);
+
+#define DECL(m_slot, wd_, train_, fmt_, i_, ...) \
+    fn(&(tensor_decl){(m_slot), (fmt_), (i_), (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), \
+                      {__VA_ARGS__}, (wd_), (train_)}, ctx)
+
+/* Every tensor of a model of configuration c, in timm's state-dict order (the model's own
+ * parameters first, then its submodules in order). m may be NULL (shapes only). This is the one
+ * list of the model's tensors: allocation, names, the parameter count and the optimizer's list
+ * all come from it. */
+static void each_tensor(vg_vit *m, const vg_vit_config *c, decl_fn fn, void *ctx) {
+    const int64_t D = c->embed_dim, H = vg_vit_hidden_dim(c);
+    const int64_t T = vg_vit_pos_prefix_rows(c) + (int64_t)vg_vit_num_patches(c);
+    const int64_t k = vg_vit_patch_stride(c) + 2 * c->patch_overlap;     /* the patch conv's kernel */
+    #define AT(field) (m ? &m->field : NULL)
+    if (c->class_token) DECL(AT(cls_token), false, true, "cls_token", 0, 1, 1, D);
+    if (c->reg_tokens) DECL(AT(reg_token), false, true, "reg_token", 0, 1, c->reg_tokens, D);
+    DECL(AT(pos_embed), false, c->pos_embed == VG_VIT_POS_LEARNED, "pos_embed", 0, 1, T, D);
+    for (int i = 0, in = c->in_chans; i < vg_vit_stem_depth(c); in = c->conv_stem[i++]) {
+        DECL(AT(stem[i].weight), true, true, "patch_embed.backbone.%d.conv.weight", i, c->conv_stem[i], in, 3, 3);
+        DECL(AT(stem[i].bias), false, true, "patch_embed.backbone.%d.conv.bias", i, c->conv_stem[i]);
+    }
+    DECL(AT(patch_embed.weight), true, true, "patch_embed.proj.weight", 0, D, vg_vit_patch_in_chans(c), k, k);
+    DECL(AT(patch_embed.bias), false, true, "patch_embed.proj.bias", 0, D);
+    for (int i = 0; i < c->depth; i++) {
+        #define B(field) (m && m->blocks ? &m->blocks[i].field : NULL)
+        DECL(B(norm1.weight), false, true, "blocks.%d.norm1.weight", i, D);
+        DECL(B(norm1.bias), false, true, "blocks.%d.norm1.bias", i, D);
+        DECL(B(attn.qkv.weight), true, true, "blocks.%d.attn.qkv.weight", i, 3 * D, D);
+        if (c->qkv_bias) DECL(B(attn.qkv.bias), false, true, "blocks.%d.attn.qkv.bias", i, 3 * D);
+        DECL(B(attn.proj.weight), true, true, "blocks.%d.attn.proj.weight", i, D, D);
+        DECL(B(attn.proj.bias), false, true, "blocks.%d.attn.proj.bias", i, D);
+        if (c->init_values > 0) DECL(B(ls1), false, true, "blocks.%d.ls1.gamma", i, D);
+        DECL(B(norm2.weight), false, true, "blocks.%d.norm2.weight", i, D);
+        DECL(B(norm2.bias), false, true, "blocks.%d.norm2.bias", i, D);
+        DECL(B(fc1.weight), true, true, "blocks.%d.mlp.fc1.weight", i, H, D);
+        DECL(B(fc1.bias), false, true, "blocks.%d.mlp.fc1.bias", i, H);
+        DECL(B(fc2.weight), true, true, "blocks.%d.mlp.fc2.weight", i, D, H);
+        DECL(B(fc2.bias), false, true, "blocks.%d.mlp.fc2.bias", i, D);
+        if (c->init_values > 0) DECL(B(ls2), false, true, "blocks.%d.ls2.gamma", i, D);
+        #undef B
+    }
+    if (!c->fc_norm) {
+        DECL(AT(norm.weight), false, true, "norm.weight", 0, D);
+        DECL(AT(norm.bias), false, true, "norm.bias", 0, D);
+    } else {
+        DECL(AT(fc_norm.weight), false, true, "fc_norm.weight", 0, D);
+        DECL(AT(fc_norm.bias), false, true, "fc_norm.bias", 0, D);
+    }
+    if (c->num_classes > 0) {
+        DECL(AT(head.weight), true, true, "head.weight", 0, c->num_classes, D);
+        DECL(AT(head.bias), false, true, "head.bias", 0, c->num_classes);
+    }
+    #undef AT
+}
+
+static void count_numel(const tensor_decl *d, void *ctx) {
+    int64_t n = 1;
+    for (int i = 0; i < d->ndim; i++) n *= d->shape[i];
+    *(int64_t *)ctx += n;
+}
+int64_t vg_vit_param_count(const vg_vit_config *c) {
+    int64_t n = 0;
+    each_tensor(NULL, c, count_numel, &n);
+    return n;
+}
+
 typedef struct {
     vg_tensor ***slots; char (*names)[128]; bool *wd;
-    int max, n;
+    int max, n; bool trainable_only;
 } slot_list;
 
-static void put(slot_list *l, vg_tensor **slot, bool wd, const char *fmt, int i) {
-    if (!*slot) return;                         /* e.g. qkv without bias */
+static void put(const tensor_decl *d, void *ctx) {
+    slot_list *l = ctx;
+    if (!d->slot || !*d->slot || (l->trainable_only && !d->trainable)) return;   /* not allocated (yet) */
     if (l->n < l->max) {
-        if (l->slots) l->slots[l->n] = slot;
-        if (l->names) snprintf(l->names[l->n], 128, fmt, i);
-        if (l->wd) l->wd[l->n] = wd;
+        if (l->slots) l->slots[l->n] = d->slot;
+        if (l->names) snprintf(l->names[l->n], 128, d->fmt, d->index);
+        if (l->wd) l->wd[l->n] = d->wd;
     }
     l->n++;
 }
 
-/* timm's state_dict order: the model's own parameters first, then its submodules in order */
 int vg_vit_slots(vg_vit *m, bool trainable_only, vg_tensor ***slots, char (*names)[128],
                  bool *weight_decay, int max) {
-    slot_list l = {slots, names, weight_decay, max, 0};
-    put(&l, &m->cls_token, false, "cls_token", 0);
-    put(&l, &m->reg_token, false, "reg_token", 0);
-    if (!trainable_only || m->cfg.pos_embed == VG_VIT_POS_LEARNED) put(&l, &m->pos_embed, false, "pos_embed", 0);
-    for (int i = 0; i < VG_VIT_MAX_STEM; i++) {
-        put(&l, &m->stem[i].weight, true, "patch_embed.backbone.%d.conv.weight", i);
-        put(&l, &m->stem[i].bias, false, "patch_embed.backbone.%d.conv.bias", i);
-    }
-    put(&l, &m->patch_embed.weight, true, "patch_embed.proj.weight", 0);
-    put(&l, &m->patch_embed.bias, false, "patch_embed.proj.bias", 0);
-    for (int i = 0; m->blocks && i < m->cfg.depth; i++) {
-        vg_vit_block *b = &m->blocks[i];
-        put(&l, &b->norm1.weight, false, "blocks.%d.norm1.weight", i);
-        put(&l, &b->norm1.bias, false, "blocks.%d.norm1.bias", i);
-        put(&l, &b->attn.qkv.weight, true, "blocks.%d.attn.qkv.weight", i);
-        put(&l, &b->attn.qkv.bias, false, "blocks.%d.attn.qkv.bias", i);
-        put(&l, &b->attn.proj.weight, true, "blocks.%d.attn.proj.weight", i);
-        put(&l, &b->attn.proj.bias, false, "blocks.%d.attn.proj.bias", i);
-        put(&l, &b->ls1, false, "blocks.%d.ls1.gamma", i);
-        put(&l, &b->norm2.weight, false, "blocks.%d.norm2.weight", i);
-        put(&l, &b->norm2.bias, false, "blocks.%d.norm2.bias", i);
-        put(&l, &b->fc1.weight, true, "blocks.%d.mlp.fc1.weight", i);
-        put(&l, &b->fc1.bias, false, "blocks.%d.mlp.fc1.bias", i);
-        put(&l, &b->fc2.weight, true, "blocks.%d.mlp.fc2.weight", i);
-        put(&l, &b->fc2.bias, false, "blocks.%d.mlp.fc2.bias", i);
-        put(&l, &b->ls2, false, "blocks.%d.ls2.gamma", i);
-    }
-    put(&l, &m->norm.weight, false, "norm.weight", 0);
-    put(&l, &m->norm.bias, false, "norm.bias", 0);
-    put(&l, &m->fc_norm.weight, false, "fc_norm.weight", 0);
-    put(&l, &m->fc_norm.bias, false, "fc_norm.bias", 0);
-    put(&l, &m->head.weight, true, "head.weight", 0);
-    put(&l, &m->head.bias, false, "head.bias", 0);
+    slot_list l = {slots, names, weight_decay, max, 0, trainable_only};
+    each_tensor(m, &m->cfg, put, &l);
     return l.n;
 }
 
@@ -233,81 +247,76 @@ void vg_vit_params(vg_vit *m, vg_params *p) { add_all(m, p, true); }
 void vg_vit_state(vg_vit *m, vg_params *p) { add_all(m, p, false); }
 
 /* ------------------------------------------------------------------ init */
-/* timm's init_weights_vit_timm for a Linear: trunc-normal std .02, bias zero */
-static void init_linear_timm(vg_linear *l, vg_rng *rng) {
-    vg_init_trunc_normal(l->weight, rng, 0.02);
-    if (l->bias) vg_init_constant(l->bias, 0.0);
+/* every tensor of the list, zeros: trained ones as parameters (with a gradient) */
+static void allocate(const tensor_decl *d, void *ctx) {
+    (void)ctx;
+    *d->slot = d->trainable ? vg_param(d->ndim, d->shape) : vg_persistent_zeros(d->ndim, d->shape);
+}
+
+/* Advance rng past n draws. timm builds each Linear (and the stem's convs) with PyTorch's default
+ * init, U(±1/√fan_in) for weight and bias, one draw per value, and then draws the weight again
+ * (init_weights_vit_timm; the stem's He init). vitgrad draws each value once, but skips the
+ * default init's draws so that a seed gives the same weights as it always has. */
+static void skip_draws(vg_rng *rng, const vg_tensor *w, const vg_tensor *b) {
+    int64_t n = vg_numel(w) + (b ? vg_numel(b) : 0);
+    for (int64_t i = 0; i < n; i++) vg_rng_next(rng);
 }
 
 bool vg_vit_init(vg_vit *m, const vg_vit_config *cfg, vg_rng *rng) {
     memset(m, 0, sizeof *m);
     if (!vg_vit_config_check(cfg)) return false;
     m->cfg = *cfg;
-    const int D = cfg->embed_dim, hidden = vg_vit_hidden_dim(cfg);
     m->grid_h = m->grid_w = cfg->img_size / cfg->patch_size;
-    const int prefix = vg_vit_pos_prefix_rows(cfg);
-    const int64_t T = prefix + (int64_t)m->grid_h * m->grid_w;
-
-    const int ps = vg_vit_patch_stride(cfg), n_stem = vg_vit_stem_depth(cfg);
-    vg_conv2d_init(&m->patch_embed, vg_vit_patch_in_chans(cfg), D, ps + 2 * cfg->patch_overlap, ps, cfg->patch_overlap,
-                   true, rng);
-    for (int i = 0; i < n_stem; i++) {          /* He init for a ReLU: std √(2 / fan_in), zero bias */
-        const int in = i ? cfg->conv_stem[i - 1] : cfg->in_chans;
-        vg_conv2d_init(&m->stem[i], in, cfg->conv_stem[i], 3, 2, 1, true, rng);
-        if (m->stem[i].weight) vg_init_normal(m->stem[i].weight, rng, sqrt(2.0 / (in * 9)));
-        if (m->stem[i].bias) vg_init_constant(m->stem[i].bias, 0.0);
-    }
-    if (cfg->class_token) {
-        m->cls_token = vg_param(VG_DIMS(1, 1, D));
-        vg_init_normal(m->cls_token, rng, 1e-6);
-    }
-    if (cfg->reg_tokens) {                                      /* timm: normal std 1e-6 as cls */
-        m->reg_token = vg_param(VG_DIMS(1, cfg->reg_tokens, D));
-        vg_init_normal(m->reg_token, rng, 1e-6);
-    }
-    if (cfg->pos_embed == VG_VIT_POS_LEARNED) {
-        m->pos_embed = vg_param(VG_DIMS(1, T, D));
-        vg_init_trunc_normal(m->pos_embed, rng, 0.02);
-    } else {
-        vg_arena_mark mk = vg_arena_get_mark();
-        m->pos_embed = vg_persist(vg_sincos_2d_pos_embed(D, m->grid_h, m->grid_w, prefix));
-        vg_arena_release(mk);
-        if (m->pos_embed) m->pos_embed->requires_grad = false;
-    }
     m->blocks = calloc((size_t)cfg->depth, sizeof *m->blocks);
-    if (!m->blocks || (cfg->class_token && !m->cls_token) || (cfg->reg_tokens && !m->reg_token) || !m->pos_embed) {
-        vg_set_error("vit: out of memory"); vg_vit_free(m); return false;
+    if (!m->blocks) { vg_set_error("vit: out of memory"); return false; }
+    each_tensor(m, cfg, allocate, NULL);
+    /* what each module's forward reads besides its tensors */
+    const int ps = vg_vit_patch_stride(cfg), n_stem = vg_vit_stem_depth(cfg);
+    m->patch_embed.stride = ps; m->patch_embed.padding = cfg->patch_overlap;
+    for (int i = 0; i < n_stem; i++) { m->stem[i].stride = 2; m->stem[i].padding = 1; }
+    m->norm.eps = m->fc_norm.eps = cfg->norm_eps;
+    for (int i = 0; i < cfg->depth; i++) {
+        vg_vit_block *b = &m->blocks[i];
+        b->norm1.eps = b->norm2.eps = cfg->norm_eps;
+        b->attn.heads = cfg->num_heads; b->attn.attn_drop = cfg->attn_drop_rate; b->attn.proj_drop = cfg->drop_rate;
+    }
+
+    /* the draws, in this order (a seed's weights depend on it) */
+    {   /* patch conv: nn.Conv2d's default, W ~ kaiming_uniform(a = √5) = U(±1/√fan_in), b ~ U(±1/√fan_in) */
+        vg_tensor *w = m->patch_embed.weight;
+        vg_init_kaiming_uniform(w, rng, sqrt(5.0));
+        const double bound = 1.0 / sqrt((double)vg_fan_in(w));
+        vg_init_uniform(m->patch_embed.bias, rng, -bound, bound);
+    }
+    for (int i = 0; i < n_stem; i++) {          /* He init for a ReLU: std √(2 / fan_in), zero bias */
+        skip_draws(rng, m->stem[i].weight, m->stem[i].bias);
+        vg_init_normal(m->stem[i].weight, rng, sqrt(2.0 / (double)vg_fan_in(m->stem[i].weight)));
+    }
+    vg_init_normal(m->cls_token, rng, 1e-6);
+    vg_init_normal(m->reg_token, rng, 1e-6);                 /* timm: normal std 1e-6 as cls */
+    if (cfg->pos_embed == VG_VIT_POS_LEARNED) vg_init_trunc_normal(m->pos_embed, rng, 0.02);
+    else {
+        vg_arena_mark mk = vg_arena_get_mark();
+        vg_tensor *t = vg_sincos_2d_pos_embed(cfg->embed_dim, m->grid_h, m->grid_w, vg_vit_pos_prefix_rows(cfg));
+        if (t) vg_copy_raw(m->pos_embed, t);
+        vg_arena_release(mk);
+        if (!t) { vg_vit_free(m); return false; }
     }
     for (int i = 0; i < cfg->depth; i++) {
         vg_vit_block *b = &m->blocks[i];
-        vg_layernorm_init(&b->norm1, D, cfg->norm_eps);
-        vg_mhsa_init(&b->attn, D, cfg->num_heads, cfg->qkv_bias, cfg->attn_drop_rate, cfg->drop_rate, rng);
-        vg_layernorm_init(&b->norm2, D, cfg->norm_eps);
-        vg_linear_init(&b->fc1, D, hidden, true, rng);
-        vg_linear_init(&b->fc2, hidden, D, true, rng);
-        init_linear_timm(&b->attn.qkv, rng);
-        init_linear_timm(&b->attn.proj, rng);
-        init_linear_timm(&b->fc1, rng);
-        init_linear_timm(&b->fc2, rng);
-        if (cfg->init_values > 0) {                             /* timm's LayerScale: init_values · 1 */
-            b->ls1 = vg_param(VG_DIMS(D));
-            b->ls2 = vg_param(VG_DIMS(D));
-            vg_init_constant(b->ls1, cfg->init_values);
-            vg_init_constant(b->ls2, cfg->init_values);
-        }
+        vg_linear *lin[4] = {&b->attn.qkv, &b->attn.proj, &b->fc1, &b->fc2};
+        for (int j = 0; j < 4; j++) skip_draws(rng, lin[j]->weight, lin[j]->bias);
+        for (int j = 0; j < 4; j++) vg_init_trunc_normal(lin[j]->weight, rng, 0.02);   /* timm: bias 0 */
+        vg_init_constant(b->norm1.weight, 1.0);
+        vg_init_constant(b->norm2.weight, 1.0);
+        vg_init_constant(b->ls1, cfg->init_values);          /* timm's LayerScale: init_values · 1 */
+        vg_init_constant(b->ls2, cfg->init_values);
     }
-    vg_layernorm_init(cfg->fc_norm ? &m->fc_norm : &m->norm, D, cfg->norm_eps);
-    if (cfg->num_classes > 0) {
-        vg_linear_init(&m->head, D, cfg->num_classes, true, rng);
-        init_linear_timm(&m->head, rng);
+    vg_init_constant(cfg->fc_norm ? m->fc_norm.weight : m->norm.weight, 1.0);
+    if (m->head.weight) {
+        skip_draws(rng, m->head.weight, m->head.bias);
+        vg_init_trunc_normal(m->head.weight, rng, 0.02);
     }
-
-    /* every slot must be allocated */
-    int n = vg_vit_slots(m, false, NULL, NULL, NULL, 0);
-    int expect = 3 + 2 * n_stem + vg_vit_num_prefix_tokens(cfg) - cfg->reg_tokens + (cfg->reg_tokens > 0)
-               + cfg->depth * ((cfg->qkv_bias ? 12 : 11) + (cfg->init_values > 0 ? 2 : 0)) + 2
-               + (cfg->num_classes > 0 ? 2 : 0);
-    if (n != expect) { vg_set_error("vit: %d of %d tensors allocated", n, expect); vg_vit_free(m); return false; }
     return true;
 }
 
@@ -352,8 +361,8 @@ vg_tensor *vg_vit_patch_embed(vg_vit *m, vg_tensor *image) {
     }
     vg_tensor *x = image;
     for (int i = 0; i < vg_vit_stem_depth(c); i++)       /* (B, C_i, H/2^(i+1), W/2^(i+1)) */
-        x = vg_relu(vg_conv2d_fn(x, m->stem[i].weight, m->stem[i].bias, 2, 1));
-    x = vg_conv2d_fn(x, m->patch_embed.weight, m->patch_embed.bias, vg_vit_patch_stride(c), c->patch_overlap); /* (B, D, h, w) */
+        x = vg_relu(vg_conv2d_forward(&m->stem[i], x));
+    x = vg_conv2d_forward(&m->patch_embed, x);                  /* stride P/2^n, padding overlap: (B, D, h, w) */
     x = vg_flatten(x, 2, 3);                                                                     /* (B, D, N) */
     return vg_transpose(x, 1, 2);                                                                /* (B, N, D) */
 }
@@ -381,40 +390,25 @@ vg_tensor *vg_vit_pos_embed(vg_vit *m, vg_tensor *tokens) {
 }
 
 /* One block, (B, T, D) → (B, T', D): T' = T, or with rows > 0 only the first T' = rows tokens'
- * outputs (a ViT's last block when only the class token is read). Then every token still passes
- * norm1 and the key and value part of qkv (rows D..3D of its weight); the query part, attention
- * (as cross-attention of those rows over all tokens), proj, norm2 and the MLP run on those rows
- * alone. Each of these acts on each token separately, so the rows come out as in the whole block. */
+ * outputs (a ViT's last block when only the class token is read; see vg_mhsa_forward). Every
+ * step after attention acts on each token separately, so the rows come out as in the whole block. */
 static vg_tensor *block_forward(vg_vit *m, int i, vg_tensor *x, int64_t rows, bool train, vg_rng *rng,
                                 vg_tensor **attn_out) {
     const vg_vit_config *c = &m->cfg;
     vg_vit_block *b = &m->blocks[i];
-    vg_tensor *w = b->attn.qkv.weight, *bias = b->attn.qkv.bias;
-    const int64_t D = c->embed_dim;
-    /* x + drop_path(attn(norm1(x))) */
-    vg_tensor *h = vg_layernorm_fn(x, b->norm1.weight, b->norm1.bias, c->norm_eps);
-    if (rows) {
-        vg_tensor *q = vg_linear_fn(vg_narrow(h, 1, 0, rows), vg_narrow(w, 0, 0, D),
-                                    bias ? vg_narrow(bias, 0, 0, D) : NULL);            /* (B, rows, D) */
-        vg_tensor *kv = vg_linear_fn(h, vg_narrow(w, 0, D, 2 * D), bias ? vg_narrow(bias, 0, D, 2 * D) : NULL);
-        h = vg_attention_cross_fn(q, kv, c->num_heads, c->attn_drop_rate, train, rng, attn_out);
-    } else {
-        h = vg_linear_fn(h, w, bias);                                            /* (B, T, 3D) */
-        h = vg_attention_fn(h, c->num_heads, c->attn_drop_rate, train, rng, attn_out); /* (B, T, D) */
-    }
     const double dpr = vg_vit_drop_path_at(c, i);
-    h = vg_linear_fn(h, b->attn.proj.weight, b->attn.proj.bias);
-    h = vg_dropout_fn(h, c->drop_rate, train, rng);
+    /* x + drop_path(ls1 · attn(norm1(x))); attn ends with proj and its dropout */
+    vg_tensor *h = vg_layernorm_forward(&b->norm1, x);
+    h = vg_mhsa_forward(&b->attn, h, rows, train, rng, attn_out);   /* (B, T', D) */
     if (b->ls1) h = vg_mul(h, b->ls1);                               /* ls1: LayerScale (D) */
     h = vg_drop_path_fn(h, dpr, train, rng);                         /* drop_path1 */
     if (rows) x = vg_narrow(x, 1, 0, rows);                          /* (B, rows, D) */
     x = vg_add_into(x, h);       /* h (proj, dropout or drop-path output) is overwritten: unneeded */
-    /* x + drop_path(mlp(norm2(x))), mlp = fc2(drop(gelu(fc1(·)))) then drop */
-    h = vg_layernorm_fn(x, b->norm2.weight, b->norm2.bias, c->norm_eps);
-    h = vg_linear_fn(h, b->fc1.weight, NULL);                                   /* (B, T', hidden) */
-    h = vg_bias_gelu_fn(h, b->fc1.bias);
+    /* x + drop_path(ls2 · mlp(norm2(x))), mlp = drop(fc2(drop(gelu(fc1(·))))) */
+    h = vg_layernorm_forward(&b->norm2, x);
+    h = vg_linear_gelu_forward(&b->fc1, h);                          /* (B, T', hidden) */
     h = vg_dropout_fn(h, c->drop_rate, train, rng);
-    h = vg_linear_fn(h, b->fc2.weight, b->fc2.bias);                            /* (B, T', D) */
+    h = vg_linear_forward(&b->fc2, h);                               /* (B, T', D) */
     h = vg_dropout_fn(h, c->drop_rate, train, rng);
     if (b->ls2) h = vg_mul(h, b->ls2);                               /* ls2 */
     h = vg_drop_path_fn(h, dpr, train, rng);                         /* drop_path2 */
@@ -443,7 +437,7 @@ static vg_tensor *features(vg_vit *m, vg_tensor *image, bool train, vg_rng *rng,
         if (release) x = vg_arena_release_keep(mark, x);
     }
     if (!m->norm.weight) return x;                                       /* fc_norm: after pooling */
-    return vg_layernorm_fn(x, m->norm.weight, m->norm.bias, m->cfg.norm_eps);
+    return vg_layernorm_forward(&m->norm, x);
 }
 
 vg_tensor *vg_vit_forward_features(vg_vit *m, vg_tensor *image, bool train, vg_rng *rng) {
@@ -462,7 +456,7 @@ vg_tensor *vg_vit_pool_tokens(vg_vit *m, vg_tensor *x) {
         if (x->ndim != 3 || x->shape[1] <= S) { vg_set_error("vit: pooling: no patch tokens after %d prefix tokens", S); return NULL; }
         x = vg_mean(vg_narrow(x, 1, S, x->shape[1] - S), 1, (const int[]){1}, false); /* (B, D) */
     }
-    if (m->fc_norm.weight) x = vg_layernorm_fn(x, m->fc_norm.weight, m->fc_norm.bias, m->cfg.norm_eps);
+    if (m->fc_norm.weight) x = vg_layernorm_forward(&m->fc_norm, x);
     return x;
 }
 
@@ -470,7 +464,7 @@ vg_tensor *vg_vit_forward(vg_vit *m, vg_tensor *image, bool train, vg_rng *rng) 
     vg_tensor *x = features(m, image, train, rng, vg_vit_last_block_cls_only(m));
     x = vg_vit_pool_tokens(m, x);
     if (!m->head.weight) return x;                                      /* num_classes 0: features */
-    return vg_linear_fn(x, m->head.weight, m->head.bias);               /* (B, classes) */
+    return vg_linear_forward(&m->head, x);                             /* (B, classes) */
 }
 
 vg_tensor *vg_l2_normalize(vg_tensor *x) {

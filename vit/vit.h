@@ -26,6 +26,7 @@
 #define VG_VIT_H
 #include <stdio.h>
 #include "nn/nn.h"
+#include "vit/vit_fields.h"
 
 enum { VG_VIT_MAX_STEM = 4 };      /* layers of the optional conv stem */
 typedef enum { VG_VIT_POOL_CLS = 0, VG_VIT_POOL_MEAN = 1 } vg_vit_pool;
@@ -34,57 +35,61 @@ typedef enum { VG_VIT_POOL_CLS = 0, VG_VIT_POOL_MEAN = 1 } vg_vit_pool;
 typedef enum { VG_VIT_POS_LEARNED = 0, VG_VIT_POS_SINCOS2D = 1 } vg_vit_posembed;
 typedef enum { VG_INTERP_BILINEAR = 0, VG_INTERP_BICUBIC = 1 } vg_interp_mode;
 
+typedef int vg_vit_stem[VG_VIT_MAX_STEM];   /* conv stem channels, ending at the first 0 */
+
+/* The configuration: one member per row of vit_fields.h, where each field's meaning, default,
+ * range, checkpoint key and ./train flag are. */
 typedef struct {
-    int    img_size, patch_size, in_chans, num_classes;
-    int    embed_dim, depth, num_heads;
-    double mlp_ratio;           /* hidden = (int)(embed_dim · mlp_ratio); 4 in the paper */
-    bool   qkv_bias;
-    double drop_rate;           /* after pos-embed add, after GELU and fc2, after attn proj */
-    double attn_drop_rate;      /* on the attention weights */
-    double drop_path_rate;      /* stochastic depth: block i drops each residual branch per sample
-                                   with rate drop_path_rate·i/(depth−1) (timm's linspace) */
-    int    patch_overlap;       /* overlapping patch embedding: the conv's kernel reaches o pixels into
-                                   each neighbouring patch (kernel P + 2o, stride P, zero padding o),
-                                   the grid stays (img/P)²; 0 = timm's patchify (kernel = stride = P).
-                                   Not a timm layout: such files do not load into timm */
-    int    conv_stem[VG_VIT_MAX_STEM];  /* a convolutional stem before the patch conv (Xiao et al.
-                                   2021, "Early convolutions help transformers see better", without
-                                   its BatchNorm): layer i a 3×3 conv, stride 2, padding 1, to
-                                   conv_stem[i] channels, then ReLU; the list ends at the first 0.
-                                   With n layers the patch conv sees the image at 1/2^n of its size:
-                                   kernel P/2^n (+ 2·patch_overlap), stride P/2^n, so the token grid
-                                   is unchanged. Keys patch_embed.backbone.{i}.conv.*, as timm's
-                                   HybridEmbed names its backbone; not a timm model */
-    double patch_drop_rate;     /* patch dropout (timm's patch_drop_rate): in training each sample
-                                   keeps max(1, ⌊N·(1 − rate)⌋) of its N patch tokens (and the class
-                                   token) from after the position embedding on */
-    vg_vit_pool     pool;
-    vg_vit_posembed pos_embed;
-    double norm_eps;            /* every LayerNorm; 1e-6 as timm's ViT */
-    /* timm's layout variants (published checkpoints: augreg/DeiT use the defaults; DeiT-3 and
-     * DINOv2 no_embed_class and init_values; "reg4" models reg_tokens; "gap" models class_token
-     * false, mean pooling and fc_norm) */
-    bool   class_token;         /* a cls_token (1, 1, D) in front; false: none, pooling must be mean */
-    int    reg_tokens;          /* R register tokens reg_token (1, R, D) after the class token;
-                                   never pooled (mean pooling averages the patch tokens alone) */
-    bool   no_embed_class;      /* pos_embed (1, N, D) covers the patches only and is added before
-                                   the prefix tokens are put in front (timm's _pos_embed); false:
-                                   pos_embed (1, S + N, D) is added to every row */
-    bool   fc_norm;             /* the final LayerNorm after pooling (timm's fc_norm.*) instead of
-                                   before it (norm.*): timm's default with global_pool='avg' */
-    double init_values;         /* > 0: LayerScale, blocks.{i}.ls1.gamma / ls2.gamma (D) start at
-                                   this value and scale each residual branch; 0: none */
+#define VG_X_MEMBER(KIND, type, name, ...) type name;
+    VG_VIT_FIELDS(VG_X_MEMBER)
+#undef VG_X_MEMBER
 } vg_vit_config;
 
-/* defaults: mlp_ratio 4, qkv_bias, no dropout, cls pooling, learned pos_embed, eps 1e-6, a class
- * token, no register tokens, pos_embed over every row, the final norm before pooling, no
- * LayerScale: timm's VisionTransformer() defaults */
+/* ---- the fields as data (vit/fields.c): for metadata, flags, checks and diffs */
+enum {
+#define VG_X_ID(KIND, type, name, ...) VG_VIT_F_##name,
+    VG_VIT_FIELDS(VG_X_ID)
+#undef VG_X_ID
+    VG_VIT_NFIELDS
+};
+typedef enum { VG_FIELD_INT, VG_FIELD_REAL, VG_FIELD_BOOL, VG_FIELD_CHOICE, VG_FIELD_STEM } vg_vit_field_kind;
+typedef enum { VG_FIELD_CMP_NO, VG_FIELD_CMP_SAME, VG_FIELD_CMP_ON } vg_vit_field_cmp;
+typedef struct {
+    const char       *name;          /* member and metadata key model.<name> */
+    vg_vit_field_kind kind;
+    size_t            offset;        /* in vg_vit_config */
+    double            lo, hi;        /* accepted range, bounds included (STEM: each layer's channels) */
+    bool              meta_always;   /* false: written only when not the default */
+    vg_vit_field_cmp  cmp;           /* what vg_vit_config_diff compares */
+    const char       *cmp_label;     /* CMP_ON: the name it is reported under */
+    const char       *flag;          /* ./train's flag ("--patch"), or NULL */
+    const char       *metavar;       /* CHOICE: the names, "a|b" */
+    const char       *help;
+} vg_vit_field;
+extern const vg_vit_field vg_vit_fields[VG_VIT_NFIELDS];
+/* the value as text, as the metadata holds it: "%d", "%.17g", "0"/"1", the choice's name, the stem
+ * "C1,C2,…" ("none" without one) */
+void   vg_vit_field_format(const vg_vit_config *c, int f, char *out, size_t n);
+/* text (as above; a BOOL any integer, nonzero = true) into the field; false and vg_error() ("not
+ * an integer", "expected cls or mean", …) when it does not read; the range is not checked here */
+bool   vg_vit_field_parse(vg_vit_config *c, int f, const char *text);
+/* the value as a number (BOOL 0/1, CHOICE its index, STEM its number of layers) */
+double vg_vit_field_number(const vg_vit_config *c, int f);
+/* whether the field is inside [lo, hi] (STEM: every layer, zeros only after the last) */
+bool   vg_vit_field_in_range(const vg_vit_config *c, int f);
+bool   vg_vit_field_is_default(const vg_vit_config *c, int f);
+
+/* the defaults of vit_fields.h: timm's VisionTransformer() defaults (mlp_ratio 4, qkv_bias, no
+ * dropout, cls pooling, learned pos_embed, eps 1e-6, a class token, …) at a CIFAR size */
 vg_vit_config vg_vit_config_default(void);
-/* "vit-tiny-cifar", "vit-micro-cifar", "vit-mnist", "vit-tiny-in64"; false if unknown */
+/* a preset of presets.c (the names: vg_vit_preset_names); false and vg_error() if unknown */
 bool          vg_vit_preset(const char *name, vg_vit_config *out);
 extern const char *const vg_vit_preset_names[];            /* NULL-terminated */
-/* false (and vg_error() says why) if sizes do not divide, dims are odd, … */
+/* false (and vg_error() says why) if a field is out of its range, sizes do not divide, … */
 bool          vg_vit_config_check(const vg_vit_config *cfg);
+/* the same, naming field f as names[f] in the message (e.g. ./train's flags; NULL entries: the
+ * field's name) and without the "vit: " prefix */
+bool          vg_vit_config_check_as(const vg_vit_config *cfg, const char *const names[VG_VIT_NFIELDS]);
 int           vg_vit_hidden_dim(const vg_vit_config *cfg);
 int           vg_vit_num_patches(const vg_vit_config *cfg); /* (img/P)² */
 /* n: the layers of the conv stem (0: none); the patch conv then has stride P/2^n */

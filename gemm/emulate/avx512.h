@@ -1,7 +1,7 @@
-/* avx512_emulated.h — the AVX-512 intrinsics gemm/fp32.c's 12×32 micro-kernel uses, in plain C,
+/* avx512.h — the AVX-512 intrinsics gemm/kernel_avx512.h's 12×32 micro-kernel uses, in plain C,
  * so `make test` runs that kernel (and the MR = 12, NR = 32 blocking and packing around it) on
  * machines without AVX-512 (tests/run.sh: "GEMM kernel avx512 12x32, emulated in C"). Only for
- * that build: gemm/fp32.c includes this file when compiled with -DVG_GEMM_EMULATE_AVX512 and
+ * that build: gemm/gemm_avx512.c includes this file when compiled with -DVG_GEMM_EMULATE_AVX512 and
  * without __AVX512F__.
  *
  * Each function keeps the semantics the kernel relies on, and checks what real hardware would

@@ -1,5 +1,8 @@
-/* gemm.c — packed, cache-blocked GEMM (GotoBLAS/BLIS structure) with a register-blocked
- * micro-kernel chosen at compile time: AVX-512 (12×32 zmm), AVX2+FMA (6×16 ymm), or portable C.
+/* driver.h — the FP32 (and, in the float64 library, float64) GEMM around one micro-kernel:
+ * packed, cache-blocked (GotoBLAS/BLIS structure). Each instruction set's file (gemm_generic.c,
+ * gemm_avx2.c, gemm_avx512.c, gemm_neon.c) defines MR, NR, its micro-kernel header and the names
+ * of its ops table, then includes this driver; isa/dispatch.c picks one table at run time.
+ *
  *
  * Loop nest of one (single-threaded) product over a sub-block of C:
  *   for jc over N in steps of nc          B block kc×nc lives in L3 (packed per thread)
@@ -20,26 +23,14 @@
  * fresh pages is slow on our machines). Small products (attention heads) skip A packing: the
  * micro-kernel reads A in place through its strides; a last column or two of C that would fill a
  * mostly empty tile column are dot products instead (NT only: both operands contiguous along k). */
+#ifndef VG_GEMM_OPS
+#error "include gemm/driver.h from an instruction set's gemm_*.c, after defining MR, NR and its kernel"
+#endif
 #include "gemm.h"
+#include "kernels.h"
 #include <stdlib.h>
 #include <string.h>
 #include <omp.h>
-
-#if !defined(VG_DOUBLE) && (defined(__AVX512F__) || \
-                              (defined(VG_GEMM_EMULATE_AVX512) && defined(__AVX2__) && defined(__FMA__)))
-#include <immintrin.h>
-#if !defined(__AVX512F__)  /* make test runs this path with its 512-bit intrinsics in plain C */
-#include "gemm/emulate/avx512.h"
-#endif
-#define VG_GEMM_AVX512 1
-enum { MR = 12, NR = 32 };
-#elif !defined(VG_DOUBLE) && defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-#define VG_GEMM_AVX2 1
-enum { MR = 6, NR = 16 };
-#else
-enum { MR = 4, NR = 8 };
-#endif
 #include "common.h"
 
 /* Nominal block sizes; the actual ones are balanced so blocks are about equal (see gemm_packed).
@@ -221,118 +212,8 @@ static inline void store_c(real *c, real alpha, real acc, real beta, real bias) 
 /* Accumulators are named variables (an array of vectors would live on the stack). */
 #define ROW_OFFSET(r) const long o##r = (r < mra ? r : mra - 1) * rsA;
 
-#if defined(VG_GEMM_AVX512)
+#include VG_GEMM_MICRO_KERNEL
 
-static VG_ALWAYS_INLINE void micro_kernel(int kc, const float *a, long rsA, long csA, int mra,
-                                          const float *restrict b, float *c, long ldc,
-                                          int mr, int nr, float alpha, float beta,
-                                          const float *bias) {
-#define ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11)
-#define ROW_ZERO(r) __m512 c##r##_0 = _mm512_setzero_ps(), c##r##_1 = _mm512_setzero_ps();
-#define ROW_PREFETCH(r) if (r < mr) _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);
-#define ROW_FMA(r) { __m512 x = _mm512_set1_ps(a[o##r]);                                    \
-                     c##r##_0 = _mm512_fmadd_ps(x, b0, c##r##_0);                           \
-                     c##r##_1 = _mm512_fmadd_ps(x, b1, c##r##_1); }
-#define ROW_STORE(r) if (r < mr) store_row(c + r * ldc, c##r##_0, c##r##_1, alpha, beta, bias, m0, m1);
-    ROWS(ROW_OFFSET)
-    ROWS(ROW_ZERO)
-    ROWS(ROW_PREFETCH)
-#pragma GCC unroll 2
-    for (int k = 0; k < kc; k++) {
-        __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
-        ROWS(ROW_FMA)
-        a += csA; b += NR;
-    }
-    const __mmask16 m0 = nr >= 16 ? 0xFFFF : (__mmask16)((1u << nr) - 1);
-    const __mmask16 m1 = nr >= 32 ? 0xFFFF : nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1);
-    ROWS(ROW_STORE)
-#undef ROWS
-#undef ROW_ZERO
-#undef ROW_PREFETCH
-#undef ROW_FMA
-#undef ROW_STORE
-}
-
-#elif defined(VG_GEMM_AVX2)
-
-static VG_ALWAYS_INLINE void store_row(float *cr, __m256 acc0, __m256 acc1, float alpha,
-                                       float beta, const float *bias, int full,
-                                       __m256i m0, __m256i m1) {
-    __m256 t0 = _mm256_setzero_ps(), t1 = _mm256_setzero_ps();
-    const __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
-    if (full) {
-        if (bias) { t0 = _mm256_loadu_ps(bias); t1 = _mm256_loadu_ps(bias + 8); }
-        if (beta != 0) {
-            t0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(cr), t0);
-            t1 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(cr + 8), t1);
-        }
-        _mm256_storeu_ps(cr, _mm256_fmadd_ps(va, acc0, t0));
-        _mm256_storeu_ps(cr + 8, _mm256_fmadd_ps(va, acc1, t1));
-    } else {                                        /* partial width: masked loads/stores */
-        if (bias) { t0 = _mm256_maskload_ps(bias, m0); t1 = _mm256_maskload_ps(bias + 8, m1); }
-        if (beta != 0) {
-            t0 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(cr, m0), t0);
-            t1 = _mm256_fmadd_ps(vb, _mm256_maskload_ps(cr + 8, m1), t1);
-        }
-        _mm256_maskstore_ps(cr, m0, _mm256_fmadd_ps(va, acc0, t0));
-        _mm256_maskstore_ps(cr + 8, m1, _mm256_fmadd_ps(va, acc1, t1));
-    }
-}
-
-static VG_ALWAYS_INLINE void micro_kernel(int kc, const float *a, long rsA, long csA, int mra,
-                                          const float *restrict b, float *c, long ldc,
-                                          int mr, int nr, float alpha, float beta,
-                                          const float *bias) {
-#define ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5)
-#define ROW_ZERO(r) __m256 c##r##_0 = _mm256_setzero_ps(), c##r##_1 = _mm256_setzero_ps();
-#define ROW_PREFETCH(r) if (r < mr) _mm_prefetch((const char *)(c + r * ldc), _MM_HINT_T0);
-#define ROW_FMA(r) { __m256 x = _mm256_broadcast_ss(a + o##r);                              \
-                     c##r##_0 = _mm256_fmadd_ps(x, b0, c##r##_0);                           \
-                     c##r##_1 = _mm256_fmadd_ps(x, b1, c##r##_1); }
-#define ROW_STORE(r) if (r < mr) store_row(c + r * ldc, c##r##_0, c##r##_1, alpha, beta,  \
-                                           bias, nr == NR, m0, m1);
-    ROWS(ROW_OFFSET)
-    ROWS(ROW_ZERO)
-    ROWS(ROW_PREFETCH)
-#pragma GCC unroll 4
-    for (int k = 0; k < kc; k++) {
-        __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
-        ROWS(ROW_FMA)
-        a += csA; b += NR;
-    }
-    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr), lane);
-    const __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr - 8), lane);
-    ROWS(ROW_STORE)
-#undef ROWS
-#undef ROW_ZERO
-#undef ROW_PREFETCH
-#undef ROW_FMA
-#undef ROW_STORE
-}
-
-#else  /* portable C (also the float64 build) */
-
-static VG_ALWAYS_INLINE void micro_kernel(int kc, const real *a, long rsA, long csA, int mra,
-                                          const real *restrict b, real *c, long ldc,
-                                          int mr, int nr, real alpha, real beta,
-                                          const real *bias) {
-    long o[MR];
-    for (int r = 0; r < MR; r++) o[r] = (r < mra ? r : mra - 1) * rsA;
-    real acc[MR][NR];
-    memset(acc, 0, sizeof acc);
-    for (int k = 0; k < kc; k++) {
-        for (int r = 0; r < MR; r++) {
-            real x = a[o[r]];
-            for (int j = 0; j < NR; j++) acc[r][j] += x * b[j];
-        }
-        a += csA; b += NR;
-    }
-    for (int r = 0; r < mr; r++)
-        for (int j = 0; j < nr; j++) store_c(c + r * ldc + j, alpha, acc[r][j], beta, bias ? bias[j] : 0);
-}
-
-#endif
 
 /* The two instantiations: packed A (all offsets compile-time) and A read in place. */
 static void kernel_packed(int kc, const real *a, const real *b, real *c, long ldc,
@@ -491,16 +372,6 @@ static void gemm_single(const gemm_problem *p) {
     else gemm_packed(p, 0, p->M, 0, p->N, NULL);
 }
 
-/* Threads to use: 1 inside a parallel region, otherwise OpenMP's count, capped so every thread
- * gets at least ~2 MFLOP. */
-int vg_gemm_threads(long work) {
-    if (omp_in_parallel()) return 1;
-    int nt = omp_get_max_threads();
-    long cap = work / (1L << 20);
-    if (cap < nt) nt = cap < 1 ? 1 : (int)cap;
-    return nt;
-}
-
 static void gemm_run(gemm_problem p) {
     const int M = p.M, N = p.N, K = p.K;
     if (M <= 0 || N <= 0) return;
@@ -534,42 +405,30 @@ static void gemm_run(gemm_problem p) {
     }
 }
 
-const char *vg_gemm_kernel(void) {
-#if defined(VG_GEMM_AVX512) && !defined(__AVX512F__)
-    return "avx512 12x32, emulated in C";
-#elif defined(VG_GEMM_AVX512)
-    return "avx512 12x32";
-#elif defined(VG_GEMM_AVX2)
-    return "avx2+fma 6x16";
-#else
-    return "portable C 4x8";
-#endif
-}
-
-void vg_gemm(int transA, int transB, int M, int N, int K,
-             real alpha, const real *A, int lda, const real *B, int ldb,
-             real beta, real *C, int ldc) {
+static void gemm_entry(int transA, int transB, int M, int N, int K,
+                       real alpha, const real *A, int lda, const real *B, int ldb,
+                       real beta, real *C, int ldc) {
     gemm_run(make_problem(transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, NULL));
 }
 
-void vg_gemm_bias(int transA, int transB, int M, int N, int K,
-                  real alpha, const real *A, int lda, const real *B, int ldb,
-                  const real *bias, real *C, int ldc) {
+static void gemm_bias_entry(int transA, int transB, int M, int N, int K,
+                            real alpha, const real *A, int lda, const real *B, int ldb,
+                            const real *bias, real *C, int ldc) {
     gemm_run(make_problem(transA, transB, M, N, K, alpha, A, lda, B, ldb, 0, C, ldc, bias));
 }
 
-void vg_gemm_batched(int batch, int transA, int transB, int M, int N, int K,
-                     real alpha, const real *A, int lda, long strideA,
-                     const real *B, int ldb, long strideB,
-                     real beta, real *C, int ldc, long strideC) {
+static void gemm_batched_entry(int batch, int transA, int transB, int M, int N, int K,
+                               real alpha, const real *A, int lda, long strideA,
+                               const real *B, int ldb, long strideB,
+                               real beta, real *C, int ldc, long strideC) {
     if (batch <= 0 || M <= 0 || N <= 0) return;
     const long work = (long)M * N * K;
     const int nt = vg_gemm_threads(work * batch);
     /* Big matrices and too few of them to share out: let each product use every thread. */
     if (nt > 1 && work > SMALL_WORK && batch < 2 * nt) {
         for (int b = 0; b < batch; b++)
-            vg_gemm(transA, transB, M, N, K, alpha, A + b * strideA, lda, B + b * strideB, ldb,
-                    beta, C + b * strideC, ldc);
+            gemm_entry(transA, transB, M, N, K, alpha, A + b * strideA, lda, B + b * strideB, ldb,
+                       beta, C + b * strideC, ldc);
         return;
     }
     /* One thread per product; the products themselves run single-threaded. */
@@ -580,3 +439,6 @@ void vg_gemm_batched(int batch, int transA, int transB, int M, int N, int K,
         gemm_single(&p);
     }
 }
+
+const vg_gemm_ops VG_GEMM_OPS = { VG_GEMM_NAME, VG_GEMM_ISA, VG_GEMM_EMULATED,
+                                  gemm_entry, gemm_bias_entry, gemm_batched_entry };
