@@ -105,8 +105,14 @@ $(B)/libvitgrad64.a: $(OBJ64)
 
 $(BIN)/gradcheck: $(GC_SRC:%.c=$(B)/f64/%.o) $(B)/libvitgrad64.a
 	$(CC) $^ -o $@ $(LDLIBS)
-$(BIN)/inspect: $(INSPECT_SRC:%.c=$(B)/f32/%.o) $(B)/libvitgrad.a
+$(BIN)/inspect: $(INSPECT_SRC:%.c=$(B)/f32/%.o) $(B)/f32/tools/report_page_js.o $(B)/libvitgrad.a
 	$(CC) $^ -o $@ $(LDLIBS)
+# ./inspect report's JavaScript, compiled in as the C string report_page_js
+$(B)/tools/report_page_js.c: tools/report_page.js
+	@mkdir -p $(dir $@)
+	{ echo 'const char report_page_js[] ='; sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
+$(B)/f32/tools/report_page_js.o: $(B)/tools/report_page_js.c
+	$(CC) $(CFLAGS) -c $< -o $@
 # ./launch: restarts a failed job from its checkpoint (launcher/launch.c; needs nothing of the library)
 $(BIN)/launch: $(B)/f32/launcher/launch.o
 	$(CC) $^ -o $@ $(EXTRA_LDFLAGS)

@@ -87,6 +87,7 @@ static int finish(int rc) {
         vg_dist_abort(rc);
     }
     if (run_state.csv) fclose(run_state.csv);
+    run_snapshots_free(t);
     vg_loader_free(run_state.loader);
     vg_dataset_free(run_state.train); vg_dataset_free(run_state.test);
     vg_adamw_free(t->opt);
@@ -281,6 +282,7 @@ int main(int argc, char **argv) {
     if (!csv) { fprintf(stderr, "train: %s: %s\n", csv_path, strerror(errno)); return finish(1); }
     fseek(csv, 0, SEEK_END);
     if (ftell(csv) == 0) fprintf(csv, "step,epoch,loss,lr,train_acc,test_loss,test_acc,images_per_s,wall_s,ema_test_loss,ema_test_acc\n");
+    if (rank == 0 && run_snapshots_start(t, &o, total, unit, err)) FAIL();   /* OUT/snapshots: ./inspect report */
 
     bool tty = isatty(STDOUT_FILENO);
     char accum[64] = "";
@@ -302,6 +304,7 @@ int main(int argc, char **argv) {
         if (vg_loader_next(loader, &b) != 1) continue;      /* epoch boundary */
         double lr = vg_lr_at(&sched, t->step);
         int64_t correct; double gnorm = 0;
+        run_snapshots_before_step(t);
         double loss = trainer_step(t, &o, &b, lr, &correct, &gnorm);
         if (!isfinite(loss)) {
             if (tty) printf("\n");
@@ -312,6 +315,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "Try a lower --lr, a smaller --clip, or a longer --warmup.\n");
             return finish(3);
         }
+        if (run_snapshots_after_step(t, err)) FAIL();
         log_loss += loss; log_correct += correct; log_images += b.global_n; log_n++;
         int64_t epoch = (t->step - 1) / per_epoch;
         bool epoch_end = t->step % per_epoch == 0 || t->step == total;
@@ -325,8 +329,7 @@ int main(int argc, char **argv) {
             fflush(csv);
             log_n = 0; log_loss = 0; log_correct = 0; log_images = 0; t_log = run_now_s();
         }
-        bool at_unit = t->step % unit == 0;
-        bool do_eval = t->step == total || (o.eval_every > 0 && at_unit && (t->step / unit) % o.eval_every == 0);
+        bool at_unit = t->step % unit == 0, do_eval = run_eval_due(&o, t->step, total, unit);
         /* a stop signal on any rank stops every rank after the same step (one collective per step) */
         bool interrupted = vg_dist_any(run_stop_signal() != 0);
         bool stop_now = (o.stop_at > 0 && t->step == o.stop_at) || (interrupted && t->step < total), eval_cut = false;

@@ -149,6 +149,9 @@ static const flag_def flags[] = {
     {NULL, "--save-every", "N", F_I64, OPT(save_every), 0, IMAX, NULL,
      "checkpoint every N epochs (steps with --steps); 0 = only at the end\n"
      "(default: every epoch; with --steps N every ceil(N/10) steps)"},
+    {NULL, "--snapshots", "N", F_INT, OPT(snapshots), 0, 10000, NULL,
+     "weights saved in OUT/snapshots at N moments (step 0, ~1 %, evaluations)\n"
+     "beside per-layer norms, for ./inspect report; 0 = none (default 8)"},
     {NULL, "--log-every", "N", F_I64, OPT(log_every), 1, IMAX, NULL, "log line / metrics row every N steps (default 50)"},
     {NULL, "--stop-at", "N", F_I64, OPT(stop_at), 1, IMAX, NULL,
      "save a checkpoint and stop after step N, as if interrupted (the\n"
@@ -400,7 +403,7 @@ options vg_options_parse(int argc, char **argv) {
     options o = {0};
     o.dataset = "cifar10"; o.out = "runs/last"; o.epochs = 30; o.batch = 128;
     o.lr = 1e-3; o.wd = 0.05; o.min_lr = 1e-5; o.label_smoothing = 0.1; o.clip = 1.0;
-    o.warmup = -1; o.patch_drop_until = -1; o.patch_drop_until_step = -1; o.eval_every = -1; o.save_every = -1; o.log_every = 50;   /* -1: by run length */
+    o.warmup = -1; o.patch_drop_until = -1; o.patch_drop_until_step = -1; o.eval_every = -1; o.save_every = -1; o.log_every = 50; o.snapshots = 8;   /* -1: by run length */
     o.mixup_prob = 1.0; o.mixup_switch_prob = 0.5; o.model_ema_decay = 0.9998; o.grad_accum_steps = 1;
     o.threads = 0; o.loader_threads = 1; o.bucket_mb = 2; o.comm_timeout = 300; o.interp_name = "bicubic"; o.aug = "auto";
     const char *bf16_gemm = getenv("VG_BF16_GEMM");

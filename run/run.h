@@ -61,6 +61,7 @@ typedef struct {
     bool model_given;            /* --model was given (else the dataset's preset, or the --init file's model) */
     double layer_decay;          /* --layer-decay: per-block lr scale (0 = off) */
     const char *interp_name;
+    int snapshots;               /* --snapshots: weight copies in OUT/snapshots (run/snapshot.c); 0 = none */
 } options;
 
 options vg_options_parse(int argc, char **argv);     /* exits 2 on a usage error, 0 after --help */
@@ -70,6 +71,7 @@ void    vg_options_usage(FILE *f);                    /* --help: generated from 
 void    vg_options_apply_model_flags(const options *o, vg_vit_config *c);
 
 /* ------------------------------------------------------------------ the trainer */
+typedef struct run_snapshots run_snapshots;
 typedef struct {
     vg_vit model;
     vg_params params;           /* trainable (optimizer order) */
@@ -83,6 +85,7 @@ typedef struct {
     bool has_ema;               /* --model-ema: ema_model is the weight average (optim/ema.c) */
     vg_vit ema_model;
     vg_params ema_state;        /* its state dict, in the order of state_dict */
+    run_snapshots *snap;        /* OUT/snapshots/ being written (rank 0, --snapshots > 0), or NULL */
 } trainer;
 
 double run_now_s(void);                               /* monotonic seconds */
@@ -144,6 +147,20 @@ void run_dir_report_finished(const char *out, int64_t step, int64_t total);
 /* append to OUT/command.txt how this process was started: UTC time, host, CPU model, processes x
  * threads, and the command line (every start and resume of a run adds one entry) */
 void run_dir_log_command(const char *out, int argc, char **argv, int processes, int threads);
+
+/* ------------------------------------------------------------------ snapshots (run/snapshot.c) */
+/* OUT/snapshots/ for ./inspect report: per-parameter weight/gradient/update norms (norms.csv) and
+ * the weights at --snapshots moments; read-only on the training. start: after a resume drops what
+ * was written after the checkpoint's step, saves step 0's weights on a fresh run; before_step /
+ * after_step around every trainer_step (they do nothing off their moments or without snapshots) */
+int  run_snapshots_start(trainer *t, const options *o, int64_t total, int64_t unit, char *err);
+void run_snapshots_before_step(trainer *t);
+int  run_snapshots_after_step(trainer *t, char *err);
+void run_snapshots_free(trainer *t);
+/* the steps ./train evaluates at: every --eval-every units (unit: 1 step or an epoch's steps), and the last */
+static inline bool run_eval_due(const options *o, int64_t step, int64_t total, int64_t unit) {
+    return step == total || (o->eval_every > 0 && step % unit == 0 && (step / unit) % o->eval_every == 0);
+}
 
 /* ------------------------------------------------------------------ graceful stop (run/stop.c) */
 /* SIGINT / SIGTERM handlers: the first only records the signal (the loop finishes the step, saves a

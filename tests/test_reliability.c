@@ -238,7 +238,7 @@ VG_TEST(reliability_full_disk_during_a_checkpoint_keeps_the_previous_one) {
     char mnt[300], cmd[2048], out[8192], path[600];
     snprintf(mnt, sizeof mnt, "%s/small-disk", root);
     mkdir(mnt, 0755);
-    /* room for two checkpoints (the pair and the one before it) but not for a third being written */
+    /* room for two checkpoints (the pair and the one before it) but not for a third being written (no snapshots: --snapshots 0) */
     size_t bytes = 0;
     const char *files[] = {"model.safetensors", "train_state.safetensors"};
     for (int i = 0; i < 2; i++) {
@@ -249,7 +249,7 @@ VG_TEST(reliability_full_disk_during_a_checkpoint_keeps_the_previous_one) {
     }
     snprintf(cmd, sizeof cmd, "mount -t tmpfs -o size=%zuk tmpfs %s", (bytes * 5 / 2 + 4096) / 1024, mnt);
     if (vg_test_run(cmd, out, sizeof out) != 0) VG_SKIP("cannot mount a tmpfs here: full-disk test not run");
-    snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --steps " STEPS " --save-every 1 --log-every 100 --out %s/run", root, mnt);
+    snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --steps " STEPS " --save-every 1 --log-every 100 --snapshots 0 --out %s/run", root, mnt);
     int rc = vg_test_run(cmd, out, sizeof out);
     CHECK_MSG(rc == 1 && strstr(out, "No space left on device") && strstr(out, "latest is unchanged"), "exit %d: %s", rc, out);
     /* the previous checkpoint is whole: it evaluates, and the run resumes from it (to a fresh --out) */

@@ -13,6 +13,7 @@ int inspect_embed_main(int argc, char **argv);
 int inspect_plot_main(int argc, char **argv);
 int inspect_augment_main(int argc, char **argv);
 int inspect_verify_main(int argc, char **argv);
+int inspect_report_main(int argc, char **argv);
 
 typedef struct { const char *name, *summary; int (*run)(int, char **); } subcommand;
 static const subcommand subcommands[] = {
@@ -26,6 +27,7 @@ static const subcommand subcommands[] = {
     {"embed",     "k-NN accuracy of the L2-normalised image embeddings (DINO protocol)", inspect_embed_main},
     {"plot",      "loss and accuracy curves from a run's metrics.csv (PNG)", inspect_plot_main},
     {"augment",   "a training batch as the model sees it: RandAugment, erasing, Mixup/CutMix (PNG)", inspect_augment_main},
+    {"report",    "one self-contained HTML page of a training run: curves, attention, embeddings, norms", inspect_report_main},
     {"verify",    "a checkpoint's tensors against the CRC-32C recorded when it was written", inspect_verify_main},
 };
 #define N_SUB (int)(sizeof subcommands / sizeof subcommands[0])

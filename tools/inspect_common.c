@@ -87,7 +87,7 @@ void ic_norm_for(const char *ds, int channels, float mean[3], float std[3]) {
     memcpy(mean, m, 3 * sizeof *m); memcpy(std, s, 3 * sizeof *s);
 }
 
-static const char *default_dir(const char *kind) {
+const char *ic_default_data_dir(const char *kind) {
     const char *env = !strcmp(kind, "cifar10") ? "CIFAR10_DIR" : !strcmp(kind, "imagefolder") ? "IMAGENET_SUBSET_DIR" : "FASHION_MNIST_DIR";
     const char *v = getenv(env);
     if (v && *v) return v;
@@ -108,7 +108,7 @@ int ic_image_load(const char *file, const char *kind, const char *dir, int index
         ic_norm_for(NULL, 3, out->mean, out->std);
         return 0;
     }
-    if (!dir) dir = default_dir(kind);
+    if (!dir) dir = ic_default_data_dir(kind);
     vg_dataset *d = vg_dataset_open(kind, dir, split, err, errlen);
     if (!d) return -1;
     if (index < 0 || index >= d->n) {

@@ -49,6 +49,9 @@ int  ic_image_load(const char *file, const char *kind, const char *dir, int inde
 void ic_image_free(ic_image *im);
 /* normalisation constants of a dataset name ("cifar10", "imagefolder", "fashion-mnist", "mnist");
  * unknown: CIFAR-10's for 3 channels, Fashion-MNIST's for 1 */
+/* a dataset's folder when none is given: $CIFAR10_DIR / $IMAGENET_SUBSET_DIR / $FASHION_MNIST_DIR, else
+ * ../shared/data/… or /usr/share/datasets/fashion-mnist */
+const char *ic_default_data_dir(const char *kind);
 void ic_norm_for(const char *dataset, int channels, float mean[3], float std[3]);
 /* the eval transform (resize shorter side, centre crop) to size × size with the image's
  * normalisation → (1, channels, size, size) in the arena; RGB ↔ gray converted when needed */

@@ -4,6 +4,7 @@
  * paper's Figure 7. The table comes from a checkpoint, a fresh preset, MAE's 2-D sin-cos table or
  * a random normal(0, .02) table. */
 #include "inspect_common.h"
+#include "report.h"
 #include "png_write.h"
 #include <math.h>
 #include <stdio.h>
@@ -24,12 +25,8 @@ static void usage(FILE *f) {
                "  --out:    PNG: one G x G similarity map per patch, colour -1 .. 1\n");
 }
 
-/* cosine similarity of rows a and b of a (n, D) table */
-static double cosine(const double *t, int D, int a, int b) {
-    double ab = 0, aa = 0, bb = 0;
-    for (int k = 0; k < D; k++) { ab += t[a * D + k] * t[b * D + k]; aa += t[a * D + k] * t[a * D + k]; bb += t[b * D + k] * t[b * D + k]; }
-    return ab / (sqrt(aa * bb) + 1e-30);
-}
+/* the (N, N) cosine similarities of the table's patch rows (rm_posembed_similarity, shared with ./inspect report) */
+static double cosine(const float *sim, int N, int a, int b) { return sim[(size_t)a * N + b]; }
 
 int inspect_posembed_main(int argc, char **argv) {
     ic_source_opts o = {0};
@@ -58,7 +55,7 @@ int inspect_posembed_main(int argc, char **argv) {
     /* the table as (N, D) doubles, CLS row dropped */
     int gh = G, gw = G;
     char what[4400];
-    double *t = NULL;
+    float *t = NULL;
     ic_model m;
     bool have_model = false;
     vg_tensor *pos = NULL;
@@ -82,12 +79,9 @@ int inspect_posembed_main(int argc, char **argv) {
         if (have_model) ic_model_free(&m);
         return IC_FAIL;
     }
-    t = malloc(sizeof *t * N * D);
-    real *raw = malloc(sizeof *raw * (N + pre) * D);
-    if (!t || !raw) { fprintf(stderr, "inspect posembed: out of memory\n"); free(t); free(raw); if (have_model) ic_model_free(&m); return IC_FAIL; }
-    vg_copy_to_array(pos, raw);
-    for (int k = 0; k < N * D; k++) t[k] = raw[pre * D + k];
-    free(raw);
+    t = malloc(sizeof *t * N * N);
+    if (!t) { fprintf(stderr, "inspect posembed: out of memory\n"); if (have_model) ic_model_free(&m); return IC_FAIL; }
+    rm_posembed_similarity(pos, pre, N, t);
     if (have_model) ic_model_free(&m);
     vg_arena_reset();
 
@@ -101,7 +95,7 @@ int inspect_posembed_main(int argc, char **argv) {
     for (int i = pr - hw; i <= pr + hw; i++) {
         if (i < 0 || i >= gh) continue;
         printf("  %4d ", i);
-        for (int j = pc - hw; j <= pc + hw; j++) if (j >= 0 && j < gw) { double c = cosine(t, D, me, i * gw + j); printf(" %5.2f", fabs(c) < .005 ? 0.0 : c); }
+        for (int j = pc - hw; j <= pc + hw; j++) if (j >= 0 && j < gw) { double c = cosine(t, N, me, i * gw + j); printf(" %5.2f", fabs(c) < .005 ? 0.0 : c); }
         printf("\n");
     }
     /* summary: by distance from the chosen patch */
@@ -110,7 +104,7 @@ int inspect_posembed_main(int argc, char **argv) {
         for (int j = 0; j < gw; j++) {
             int d = abs(i - pr) + abs(j - pc);
             if (!d) continue;
-            double c = cosine(t, D, me, i * gw + j);
+            double c = cosine(t, N, me, i * gw + j);
             if (d == 1) { s1 += c; n1++; }
             sall += c; nall++;
         }
@@ -132,7 +126,7 @@ int inspect_posembed_main(int argc, char **argv) {
                 int x0 = ml + j * (map_w + gap), y0 = mt + i * (map_h + gap);
                 for (int a = 0; a < gh; a++)
                     for (int b = 0; b < gw; b++)
-                        vg_canvas_fill(cv, x0 + b * cs, y0 + a * cs, cs, cs, vg_colormap((cosine(t, D, i * gw + j, a * gw + b) + 1) / 2));
+                        vg_canvas_fill(cv, x0 + b * cs, y0 + a * cs, cs, cs, vg_colormap((cosine(t, N, i * gw + j, a * gw + b) + 1) / 2));
                 if (i == pr && j == pc) vg_canvas_rect(cv, x0 - 1, y0 - 1, map_w + 2, map_h + 2, (vg_rgb){255, 0, 0});
             }
         }
