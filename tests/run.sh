@@ -4,11 +4,14 @@ B=${1:-build}
 BIN=${2:-.}                    # where gradcheck, inspect and train are (make asan: its build dir)
 export VG_BIN="$BIN"           # tests that run a program find it here
 export VG_TRAIN_MPI="$B/train-mpi"   # tests/test_mpi.c: ./train built with MPI (skipped when absent)
+# VG_EXEC_WRAPPER: what the programs run under when they are another architecture's (make
+# test-arm64: qemu-aarch64); the tests' runner (tests/test_main.c) puts it before ./train etc. too
+X=${VG_EXEC_WRAPPER:-}
 total_p=0; total_f=0; total_s=0; status=0
 run() {
     local label=$1; shift
     echo "== $label: $*"
-    local out; out=$("$@" 2>&1); local rc=$?
+    local out; out=$($X "$@" 2>&1); local rc=$?
     echo "$out"
     local line; line=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
     if [ -z "$line" ]; then
@@ -27,7 +30,7 @@ run "unit and parity tests (float32)" "$B/run_tests"
 # kernel, so each runs on any x86-64 machine with AVX2. On a CPU with AVX-512 the FP32 kernel ran
 # natively above: then only the bf16 tests run here (auto picks the emulated AMX tiles, and
 # tests/test_gemm_bf16.c runs every backend). The tests that run ./train or ./inspect are left out.
-levels=$("$B/run_tests" --isa-levels 2>/dev/null)
+levels=$($X "$B/run_tests" --isa-levels 2>/dev/null)
 best=$(echo "$levels" | tail -n 1)
 if [ -x "$B/run_tests_emulated" ]; then
     emu_kernel=$("$B/run_tests_emulated" --gemm-kernel 2>&1)
@@ -53,8 +56,8 @@ done
 # must choose the generic kernels, as a Haswell (AVX2+FMA, no AVX-512, no bf16) the avx2 ones and
 # FP32 GEMMs for --amp, and run a training step without executing an instruction those CPUs lack
 # (qemu raises SIGILL). Skipped without qemu-x86_64, on other machines, and under ASan.
-if [ "$(uname -m)" != x86_64 ] || ! command -v qemu-x86_64 >/dev/null 2>&1; then
-    echo "== qemu-x86_64 CPU models: skipped (needs qemu-user on an x86-64 machine)"; total_s=$((total_s + 1))
+if [ "$(uname -m)" != x86_64 ] || [ -n "$X" ] || ! command -v qemu-x86_64 >/dev/null 2>&1; then
+    echo "== qemu-x86_64 CPU models: skipped (needs qemu-user and an x86-64 build on an x86-64 machine)"; total_s=$((total_s + 1))
 elif ldd "$BIN/train" 2>/dev/null | grep -q libasan; then
     echo "== qemu-x86_64 CPU models: skipped under ASan"; total_s=$((total_s + 1))
 else
@@ -80,7 +83,7 @@ for h in safetensors checkpoint cifar10 idx imagefolder image_decode; do
 done
 # the README's example must run and converge
 echo "== README example: $B/autograd_example"
-ex_out=$("$B/autograd_example" 2>&1); echo "$ex_out"
+ex_out=$($X "$B/autograd_example" 2>&1); echo "$ex_out"
 if echo "$ex_out" | grep -q "w = 2.0000, b = -1.0000"; then
     total_p=$((total_p + 1)); echo "  ok   readme example converges"
 else total_f=$((total_f + 1)); echo "  FAIL readme example did not converge"; fi
