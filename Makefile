@@ -1,6 +1,7 @@
 # vitgrad — plain Makefile, no configure step.
 #   make            library + programs (train, gradcheck, inspect)
 #   make test       build and run every test; last line "N passed, N failed"
+#   make CROSS=aarch64  everything for ARM64 into build-arm64/; make test-arm64 runs it under qemu-aarch64
 #   make asan       the tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make train      train the default model on CIFAR-10
 #   make reference  regenerate tests/reference/*.safetensors with PyTorch (python3-torch)
@@ -188,7 +189,24 @@ fuzz-seeds: $(B)/make_seeds
 # with mpicc and mpirun present, the tests also run ./train as 2 MPI ranks ($(B)/train-mpi) and the
 # gradient bucketer over 2 ranks ($(B)/dist_check) $(FUZZ_REPLAY)
 test: all $(B)/run_tests $(B)/run_tests_emulated $(B)/autograd_example $(if $(HAVE_MPI),$(B)/train-mpi $(B)/dist_check) $(FUZZ_REPLAY)
-	@bash tests/run.sh $(B) $(BIN)
+	@a=; if [ -z "$(CROSS)$(findstring aarch64,$(MACHINE))$(findstring sanitize,$(EXTRA_CFLAGS))" ] && $(ARM64_READY); then \
+	  echo "cross-building build-arm64/ for the tests under qemu-aarch64"; a=build-arm64; \
+	  $(ARM64_MAKE) build-arm64/run_tests build-arm64/gradcheck train-binary || echo "the arm64 cross build failed"; fi; \
+	VG_ARM64_B=$$a bash tests/run.sh $(B) $(BIN)
+
+# ---- ARM64 on this machine: cross-built (make CROSS=aarch64, above) and run under Debian's qemu-user.
+# Needs gcc-aarch64-linux-gnu, qemu-user and, after `dpkg --add-architecture arm64`, libpng-dev:arm64
+# libstb-dev:arm64 zlib1g-dev:arm64. make test runs a subset (tests/run.sh); make test-arm64 all of
+# tests/run.sh with every program under qemu-aarch64 (VG_EXEC_WRAPPER; about an hour).
+ARM64_MAKE  := $(MAKE) --no-print-directory CROSS=aarch64 CC=aarch64-linux-gnu-gcc ARCH=-march=armv8-a \
+               B=build-arm64 BIN=build-arm64 MPI= OPT=-O3 EXTRA_CFLAGS= EXTRA_LDFLAGS=
+ARM64_QEMU  := qemu-aarch64
+ARM64_READY := command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 && command -v qemu-aarch64 >/dev/null 2>&1 && \
+               echo 'int main(void) { return 0; }' | aarch64-linux-gnu-gcc -x c - -o /dev/null -lstb -lpng -lz 2>/dev/null
+.PHONY: test-arm64
+test-arm64:
+	$(ARM64_MAKE) all build-arm64/run_tests build-arm64/autograd_example $(FUZZ_HARNESSES:%=build-arm64/fuzz/replay_%)
+	VG_EXEC_WRAPPER="$(ARM64_QEMU)" bash tests/run.sh build-arm64 build-arm64
 
 asan:
 	$(MAKE) B=build-asan BIN=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
@@ -272,4 +290,4 @@ bench-mpi: $(B)/train-mpi
 	bash bench/mpi.sh $(B)
 
 clean:
-	rm -rf build build-asan build-fuzz train gradcheck inspect launch
+	rm -rf build build-asan build-fuzz build-arm64 train gradcheck inspect launch

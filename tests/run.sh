@@ -87,6 +87,37 @@ ex_out=$($X "$B/autograd_example" 2>&1); echo "$ex_out"
 if echo "$ex_out" | grep -q "w = 2.0000, b = -1.0000"; then
     total_p=$((total_p + 1)); echo "  ok   readme example converges"
 else total_f=$((total_f + 1)); echo "  FAIL readme example did not converge"; fi
+# ARM64 under Debian's qemu-user: make test cross-builds $VG_ARM64_B (build-arm64/) when
+# aarch64-linux-gnu-gcc, qemu-aarch64 and the arm64 libraries are installed (.ci/run installs them),
+# and runs a subset here that fits CI's time: the GEMM tests that take seconds under qemu, the
+# layer parity tests against PyTorch, gradcheck of the layers, and ./train's start-up line and a
+# step on the NEON kernels. `make test-arm64` runs the whole suite there (it takes an hour).
+if [ -z "$X" ]; then
+    A=${VG_ARM64_B:-}
+    if [ -z "$A" ]; then
+        echo "== arm64 under qemu-aarch64: skipped (needs aarch64-linux-gnu-gcc, qemu-aarch64 and libpng-dev:arm64" \
+             "libstb-dev:arm64 zlib1g-dev:arm64; see .ci/run)"; total_s=$((total_s + 1))
+    elif [ ! -x "$A/run_tests" ] || [ ! -x "$A/gradcheck" ] || [ ! -x "$A/train" ]; then
+        echo "  FAIL arm64: $A/run_tests, gradcheck or train missing (the cross build failed)"; total_f=$((total_f + 1)); status=1
+    else
+        qa=qemu-aarch64
+        t_arm=$SECONDS
+        X=$qa run "arm64 (qemu-aarch64): GEMM, layer parity" "$A/run_tests" gemm_all_transposes gemm_alpha_beta \
+            gemm_degenerate gemm_batched gemm_inside_parallel nn_parity_ nn_bias_gelu_accuracy nn_attention_softmax
+        export VG_ISA=generic
+        X=$qa run "arm64 (qemu-aarch64), level generic (VG_ISA=generic): GEMM" "$A/run_tests" gemm_all_transposes gemm_alpha_beta
+        unset VG_ISA
+        X=$qa run "arm64 (qemu-aarch64): gradcheck (float64) of the layers" "$A/gradcheck" linear layernorm gelu attention
+        echo "== $qa $A/train --bench 1"
+        q_out=$($qa "$A/train" --model vit-micro-cifar --bench 1 --batch 2 --threads 1 2>&1); q_rc=$?
+        echo "$q_out"
+        if [ "$q_rc" -eq 0 ] && echo "$q_out" | grep -q "kernels: neon (this CPU: neon); GEMM neon" \
+           && echo "$q_out" | grep -q "median step"; then
+            total_p=$((total_p + 1)); echo "  ok   ./train runs a step on the NEON kernels"
+        else total_f=$((total_f + 1)); status=1; echo "  FAIL arm64 ./train: exit $q_rc, or not the neon kernels"; fi
+        echo "== arm64 under qemu-aarch64: $((SECONDS - t_arm)) s"
+    fi
+fi
 if [ "$total_s" -gt 0 ]; then echo "$total_p passed, $total_f failed, $total_s skipped"
 else echo "$total_p passed, $total_f failed"; fi
 [ "$total_f" -eq 0 ]
