@@ -1,6 +1,7 @@
 /* rows_neon.c — the row kernels on aarch64 NEON (Advanced SIMD, every ARMv8-A CPU): GELU and
- * softmax with e^x and erf in 4 lanes (simd/neon_math.h, the AVX2 forms' schemes and constants);
- * LayerNorm's row kernels are simd/layernorm.h's C, which the compiler vectorises for NEON. */
+ * softmax with e^x and erf in 4 lanes (simd/neon_math.h, the AVX2 forms' schemes and constants,
+ * operation for operation: GELU, its gradient and softmax give the AVX2 kernels' bits); LayerNorm's
+ * row kernels are simd/layernorm.h's C, which the compiler vectorises for NEON. */
 #if defined(__aarch64__) && !defined(VG_DOUBLE)
 #include "simd/simd.h"
 #include "simd/exp8.h"
@@ -46,43 +47,53 @@ static void gelu_grad_span_neon(const float *x, const float *b, const float *dy,
     gelu_neon(x, b, dy, dx, n);
 }
 
-/* In-place row softmax of a (rows, N) block: max subtracted, e = exp(s − max) by vg_exp_neg4 in
- * 4 lanes, e / Σe; the per-lane sums combined in double in a fixed order. The last N % 4 values
- * go through a padded vector whose other lanes add 0. A NaN in a row makes the whole row NaN. */
+/* In-place row softmax of a (rows, N) block: max subtracted, e = exp(s − max) by vg_exp_neg4, e / Σe.
+ * The sum runs in 8 lanes (two vectors: lane l adds the values at j ≡ l mod 8; the last N % 8
+ * values through a padded pair whose other lanes add 0), combined in double in lane order: the
+ * AVX2 form's order, so the same bits as it. A NaN in a row makes the whole row NaN. */
 static void softmax_rows_neon(float *s, int64_t rows, int64_t N) {
-    const int64_t N4 = N / 4 * 4, tail = N - N4;
+    const int64_t N8 = N / 8 * 8, tail = N - N8;
     const uint32x4_t lane = { 0, 1, 2, 3 };
-    const uint32x4_t tail_mask = vcltq_u32(lane, vdupq_n_u32((uint32_t)tail));
+    const uint32x4_t mask0 = vcltq_u32(lane, vdupq_n_u32((uint32_t)tail));
+    const uint32x4_t mask1 = vcltq_u32(vaddq_u32(lane, vdupq_n_u32(4)), vdupq_n_u32((uint32_t)tail));
     for (int64_t i = 0; i < rows; i++) {
         float *r = s + i * N;
         float32x4_t vm = vdupq_n_f32(-INFINITY);
-        for (int64_t j = 0; j < N4; j += 4) vm = vmaxq_f32(vm, vld1q_f32(r + j));   /* NaN propagates */
+        for (int64_t j = 0; j < N8; j += 4) vm = vmaxq_f32(vm, vld1q_f32(r + j));   /* NaN propagates */
         float m = vmaxvq_f32(vm);
-        for (int64_t j = N4; j < N; j++) m = r[j] > m || isnan(r[j]) ? r[j] : m;
+        for (int64_t j = N8; j < N; j++) m = r[j] > m || isnan(r[j]) ? r[j] : m;
         const float32x4_t vmax = vdupq_n_f32(m);
-        float32x4_t vs = vdupq_n_f32(0.0f);
-        for (int64_t j = 0; j < N4; j += 4) {
-            const float32x4_t e = vg_exp_neg4(vsubq_f32(vld1q_f32(r + j), vmax));
-            vst1q_f32(r + j, e);
-            vs = vaddq_f32(vs, e);
+        float32x4_t vs0 = vdupq_n_f32(0.0f), vs1 = vs0;
+        for (int64_t j = 0; j < N8; j += 8) {
+            const float32x4_t e0 = vg_exp_neg4(vsubq_f32(vld1q_f32(r + j), vmax));
+            const float32x4_t e1 = vg_exp_neg4(vsubq_f32(vld1q_f32(r + j + 4), vmax));
+            vst1q_f32(r + j, e0);
+            vst1q_f32(r + j + 4, e1);
+            vs0 = vaddq_f32(vs0, e0);
+            vs1 = vaddq_f32(vs1, e1);
         }
         if (tail) {
-            float t[4] = { 0, 0, 0, 0 };
-            memcpy(t, r + N4, sizeof(float) * (size_t)tail);
-            float32x4_t e = vg_exp_neg4(vsubq_f32(vld1q_f32(t), vmax));
-            e = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(e), tail_mask));
-            vst1q_f32(t, e);
-            memcpy(r + N4, t, sizeof(float) * (size_t)tail);
-            vs = vaddq_f32(vs, e);
+            float t[8] = { 0, 0, 0, 0, 0, 0, 0, 0 };
+            memcpy(t, r + N8, sizeof(float) * (size_t)tail);
+            float32x4_t e0 = vg_exp_neg4(vsubq_f32(vld1q_f32(t), vmax));
+            float32x4_t e1 = vg_exp_neg4(vsubq_f32(vld1q_f32(t + 4), vmax));
+            e0 = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(e0), mask0));
+            e1 = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(e1), mask1));
+            vst1q_f32(t, e0);
+            vst1q_f32(t + 4, e1);
+            memcpy(r + N8, t, sizeof(float) * (size_t)tail);
+            vs0 = vaddq_f32(vs0, e0);
+            vs1 = vaddq_f32(vs1, e1);
         }
-        float lanes[4];
-        vst1q_f32(lanes, vs);
+        float lanes[8];
+        vst1q_f32(lanes, vs0);
+        vst1q_f32(lanes + 4, vs1);
         double sum = 0;
-        for (int l = 0; l < 4; l++) sum += (double)lanes[l];
+        for (int l = 0; l < 8; l++) sum += (double)lanes[l];
         const float inv = (float)(1.0 / sum);
         const float32x4_t vinv = vdupq_n_f32(inv);
-        for (int64_t j = 0; j < N4; j += 4) vst1q_f32(r + j, vmulq_f32(vld1q_f32(r + j), vinv));
-        for (int64_t j = N4; j < N; j++) r[j] *= inv;
+        for (int64_t j = 0; j < N8; j += 4) vst1q_f32(r + j, vmulq_f32(vld1q_f32(r + j), vinv));
+        for (int64_t j = N8; j < N; j++) r[j] *= inv;
     }
 }
 
