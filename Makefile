@@ -12,7 +12,7 @@
 #   make check-timm vitgrad against the real timm (pip-installed; not a test)
 CC      ?= gcc
 # `make CROSS=aarch64`: everything for ARM64 with Debian's cross compiler (gcc-aarch64-linux-gnu, and
-# libpng-dev:arm64 libstb-dev:arm64 zlib1g-dev:arm64 from `dpkg --add-architecture arm64`), into
+# libpng-dev:arm64 libstb-dev:arm64 zlib1g-dev:arm64 after `dpkg --add-architecture arm64`), into
 # build-arm64/ (programs too, so ./train stays the host's), without MPI; `make test-arm64` runs the
 # tests under qemu-aarch64 (below).
 ifeq ($(CROSS),aarch64)
@@ -196,12 +196,15 @@ test: all $(B)/run_tests $(B)/run_tests_emulated $(B)/autograd_example $(if $(HA
 
 # ---- ARM64 on this machine: cross-built (make CROSS=aarch64, above) and run under Debian's qemu-user.
 # Needs gcc-aarch64-linux-gnu, qemu-user and, after `dpkg --add-architecture arm64`, libpng-dev:arm64
-# libstb-dev:arm64 zlib1g-dev:arm64. make test runs a subset (tests/run.sh); make test-arm64 all of
-# tests/run.sh with every program under qemu-aarch64 (VG_EXEC_WRAPPER; about an hour).
+# libstb-dev:arm64 zlib1g-dev:arm64 libgomp1:arm64. make test runs a subset (tests/run.sh); make
+# test-arm64 all of tests/run.sh with every program under qemu-aarch64 (VG_EXEC_WRAPPER). qemu runs
+# them with the multiarch loader and libraries (not -L /usr/aarch64-linux-gnu: the cross package's
+# ld.so with the multiarch libc.so.6 hangs in pthread_create).
 ARM64_MAKE  := $(MAKE) --no-print-directory CROSS=aarch64 CC=aarch64-linux-gnu-gcc ARCH=-march=armv8-a \
                B=build-arm64 BIN=build-arm64 MPI= OPT=-O3 EXTRA_CFLAGS= EXTRA_LDFLAGS=
 ARM64_QEMU  := qemu-aarch64
 ARM64_READY := command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 && command -v qemu-aarch64 >/dev/null 2>&1 && \
+               [ -e /lib/ld-linux-aarch64.so.1 ] && [ -e /usr/lib/aarch64-linux-gnu/libgomp.so.1 ] && \
                echo 'int main(void) { return 0; }' | aarch64-linux-gnu-gcc -x c - -o /dev/null -lstb -lpng -lz 2>/dev/null
 .PHONY: test-arm64
 test-arm64:
