@@ -4,11 +4,14 @@ B=${1:-build}
 BIN=${2:-.}                    # where gradcheck, inspect and train are (make asan: its build dir)
 export VG_BIN="$BIN"           # tests that run a program find it here
 export VG_TRAIN_MPI="$B/train-mpi"   # tests/test_mpi.c: ./train built with MPI (skipped when absent)
+# VG_EXEC_WRAPPER: what the programs run under when they are another architecture's (make
+# test-arm64: qemu-aarch64); the tests' runner (tests/test_main.c) puts it before ./train etc. too
+X=${VG_EXEC_WRAPPER:-}
 total_p=0; total_f=0; total_s=0; status=0
 run() {
     local label=$1; shift
     echo "== $label: $*"
-    local out; out=$("$@" 2>&1); local rc=$?
+    local out; out=$($X "$@" 2>&1); local rc=$?
     echo "$out"
     local line; line=$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
     if [ -z "$line" ]; then
@@ -27,7 +30,7 @@ run "unit and parity tests (float32)" "$B/run_tests"
 # kernel, so each runs on any x86-64 machine with AVX2. On a CPU with AVX-512 the FP32 kernel ran
 # natively above: then only the bf16 tests run here (auto picks the emulated AMX tiles, and
 # tests/test_gemm_bf16.c runs every backend). The tests that run ./train or ./inspect are left out.
-levels=$("$B/run_tests" --isa-levels 2>/dev/null)
+levels=$($X "$B/run_tests" --isa-levels 2>/dev/null)
 best=$(echo "$levels" | tail -n 1)
 if [ -x "$B/run_tests_emulated" ]; then
     emu_kernel=$("$B/run_tests_emulated" --gemm-kernel 2>&1)
@@ -53,8 +56,8 @@ done
 # must choose the generic kernels, as a Haswell (AVX2+FMA, no AVX-512, no bf16) the avx2 ones and
 # FP32 GEMMs for --amp, and run a training step without executing an instruction those CPUs lack
 # (qemu raises SIGILL). Skipped without qemu-x86_64, on other machines, and under ASan.
-if [ "$(uname -m)" != x86_64 ] || ! command -v qemu-x86_64 >/dev/null 2>&1; then
-    echo "== qemu-x86_64 CPU models: skipped (needs qemu-user on an x86-64 machine)"; total_s=$((total_s + 1))
+if [ "$(uname -m)" != x86_64 ] || [ -n "$X" ] || ! command -v qemu-x86_64 >/dev/null 2>&1; then
+    echo "== qemu-x86_64 CPU models: skipped (needs qemu-user and an x86-64 build on an x86-64 machine)"; total_s=$((total_s + 1))
 elif ldd "$BIN/train" 2>/dev/null | grep -q libasan; then
     echo "== qemu-x86_64 CPU models: skipped under ASan"; total_s=$((total_s + 1))
 else
@@ -80,10 +83,13 @@ for h in safetensors checkpoint cifar10 idx imagefolder image_decode; do
 done
 # the README's example must run and converge
 echo "== README example: $B/autograd_example"
-ex_out=$("$B/autograd_example" 2>&1); echo "$ex_out"
+ex_out=$($X "$B/autograd_example" 2>&1); echo "$ex_out"
 if echo "$ex_out" | grep -q "w = 2.0000, b = -1.0000"; then
     total_p=$((total_p + 1)); echo "  ok   readme example converges"
 else total_f=$((total_f + 1)); echo "  FAIL readme example did not converge"; fi
+# the docs' quoted outputs, the gradcheck example and the library examples run natively only (not
+# under make test-arm64's wrapper, which builds none of them)
+if [ -z "$X" ]; then
 # the program outputs quoted in the docs, run and compared (tests/tools/docs_check.c; the slow ones and
 # those that need a training run: docs/tutorial_assets.sh)
 run "docs' quoted outputs" "$B/docs_check" --bin "$BIN" docs/tutorial.md README.md
@@ -104,6 +110,38 @@ for ex in mlp_cifar10 cnn_cifar10; do
         total_p=$((total_p + 1)); echo "  ok   $ex: evaluation loss went down"
     else total_f=$((total_f + 1)); echo "  FAIL $ex (exit $rc): no finite evaluation loss that went down"; fi
 done
+fi
+# ARM64 under Debian's qemu-user: make test cross-builds $VG_ARM64_B (build-arm64/) when
+# aarch64-linux-gnu-gcc, qemu-aarch64 and the arm64 libraries are installed (.ci/run installs them),
+# and runs a subset here that fits CI's time: the GEMM tests that take seconds under qemu, the
+# layer parity tests against PyTorch, gradcheck of the layers, and ./train's start-up line and a
+# step on the NEON kernels. `make test-arm64` runs the whole suite there (it takes an hour).
+if [ -z "$X" ]; then
+    A=${VG_ARM64_B:-}
+    if [ -z "$A" ]; then
+        echo "== arm64 under qemu-aarch64: skipped (needs aarch64-linux-gnu-gcc, qemu-aarch64 and libpng-dev:arm64" \
+             "libstb-dev:arm64 zlib1g-dev:arm64; see .ci/run)"; total_s=$((total_s + 1))
+    elif [ ! -x "$A/run_tests" ] || [ ! -x "$A/gradcheck" ] || [ ! -x "$A/train" ]; then
+        echo "  FAIL arm64: $A/run_tests, gradcheck or train missing (the cross build failed)"; total_f=$((total_f + 1)); status=1
+    else
+        qa=qemu-aarch64
+        t_arm=$SECONDS
+        X=$qa run "arm64 (qemu-aarch64): GEMM, layer parity" "$A/run_tests" gemm_all_transposes gemm_alpha_beta \
+            gemm_degenerate gemm_batched gemm_inside_parallel nn_parity_ nn_bias_gelu_accuracy nn_attention_softmax
+        export VG_ISA=generic
+        X=$qa run "arm64 (qemu-aarch64), level generic (VG_ISA=generic): GEMM" "$A/run_tests" gemm_all_transposes gemm_alpha_beta
+        unset VG_ISA
+        X=$qa run "arm64 (qemu-aarch64): gradcheck (float64) of the layers" "$A/gradcheck" linear layernorm gelu attention
+        echo "== $qa $A/train --bench 1"
+        q_out=$($qa "$A/train" --model vit-micro-cifar --bench 1 --batch 2 --threads 1 2>&1); q_rc=$?
+        echo "$q_out"
+        if [ "$q_rc" -eq 0 ] && echo "$q_out" | grep -q "kernels: neon (this CPU: neon); GEMM neon" \
+           && echo "$q_out" | grep -q "median step"; then
+            total_p=$((total_p + 1)); echo "  ok   ./train runs a step on the NEON kernels"
+        else total_f=$((total_f + 1)); status=1; echo "  FAIL arm64 ./train: exit $q_rc, or not the neon kernels"; fi
+        echo "== arm64 under qemu-aarch64: $((SECONDS - t_arm)) s"
+    fi
+fi
 if [ "$total_s" -gt 0 ]; then echo "$total_p passed, $total_f failed, $total_s skipped"
 else echo "$total_p passed, $total_f failed"; fi
 [ "$total_f" -eq 0 ]

@@ -15,6 +15,9 @@ int  vg_test_failed_now(void);
  * set (tests/run.sh sets it to where the programs were built), else from the repo root. Its
  * combined output goes into out (truncated to n bytes; out may be NULL); returns the exit status. */
 int  vg_test_run(const char *cmd, char *out, size_t n);
+/* "" or $VG_EXEC_WRAPPER and a space: what vg_test_run puts before our programs (qemu-aarch64 in
+ * make test-arm64), for a test that names one inside a command (./launch … -- TRAIN) */
+const char *vg_test_exec_wrapper(void);
 /* A small learnable dataset in the CIFAR-10 binary format in dir: 5 x 64 train records, 64 test
  * records (test_train.c, test_mpi.c). */
 #include <stdbool.h>

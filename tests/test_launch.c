@@ -30,7 +30,7 @@ static void sleep_s(double s) { struct timespec t = {(time_t)s, (long)((s - (dou
 static const char *setup(void) {
     if (root[0]) return root;
     const char *bin = getenv("VG_BIN");
-    snprintf(train_bin, sizeof train_bin, "%s/train", bin && *bin ? bin : ".");
+    snprintf(train_bin, sizeof train_bin, "%s%s/train", vg_test_exec_wrapper(), bin && *bin ? bin : ".");
     snprintf(root, sizeof root, "/tmp/vitgrad-launch-XXXXXX");
     if (!mkdtemp(root)) { root[0] = 0; return NULL; }
     char d[300];

@@ -42,9 +42,23 @@ int vg_test_have_program(const char *name) {
     return access(path, X_OK) == 0;
 }
 
-/* cmd with a leading "./" pointing at our programs' directory, then `suffix` */
+/* VG_EXEC_WRAPPER: what our programs run under when they are not this machine's (make test-arm64:
+ * "qemu-aarch64 -L /usr/aarch64-linux-gnu"); "" when unset, else the wrapper and a space */
+const char *vg_test_exec_wrapper(void) {
+    static char w[101];
+    const char *e = getenv("VG_EXEC_WRAPPER");
+    snprintf(w, sizeof w, "%.99s%s", e && *e ? e : "", e && *e ? " " : "");
+    return w;
+}
+
+/* cmd with a leading "./" pointing at our programs' directory, then `suffix`; under
+ * VG_EXEC_WRAPPER, a command naming one of our programs (by "./" or by that directory, as the
+ * resume command ./train prints does) runs through the wrapper */
 static void full_command(const char *cmd, const char *suffix, char *full, size_t n) {
-    if (strncmp(cmd, "./", 2) == 0) snprintf(full, n, "%.500s/%.3000s%.500s", bin_dir(), cmd + 2, suffix);
+    const char *w = vg_test_exec_wrapper(), *b = bin_dir();
+    const size_t bl = strlen(b);
+    if (strncmp(cmd, "./", 2) == 0) snprintf(full, n, "%.100s%.500s/%.2900s%.500s", w, b, cmd + 2, suffix);
+    else if (*w && strncmp(cmd, b, bl) == 0 && cmd[bl] == '/') snprintf(full, n, "%.100s%.3400s%.500s", w, cmd, suffix);
     else snprintf(full, n, "%.3500s%.500s", cmd, suffix);
 }
 
