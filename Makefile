@@ -26,7 +26,7 @@ B       ?= build
 # stay in its build directory (so it never replaces ./train, ./gradcheck or ./inspect)
 BIN     ?= .
 
-LIB_DIRS := tensor gemm autograd nn vit data optim checkpoint dist run
+LIB_DIRS := base tensor gemm autograd nn vit data optim checkpoint dist run
 # the communicator is linked into each program, not the library: dist/single.c (one process) or,
 # with MPI=1, dist/mpi.c compiled by mpicc
 COMM_SRC := dist/single.c dist/mpi.c
@@ -46,7 +46,11 @@ INSPECT_SRC := $(filter-out $(GC_SRC),$(wildcard tools/*.c))
 
 OBJ32 := $(LIB_SRC:%.c=$(B)/f32/%.o)
 OBJ64 := $(LIB_SRC:%.c=$(B)/f64/%.o)
-HDRS  := $(wildcard */*.h) $(wildcard */*/*.h) $(wildcard *.h)
+# Test faults (base/fault.h) are compiled only into the test builds: the library sources that use
+# them get a second object with -DVG_FAULTS, and $(B)/libvitgrad-faults.a (linked into run_tests
+# and $(B)/train-faults, the ./train the fault tests drive) takes those in place of the plain ones.
+FAULT_SRC := $(sort base/fault.c $(shell grep -l '"base/fault.h"\|"fault.h"' $(LIB_SRC)))
+OBJ_FAULTS := $(FAULT_SRC:%.c=$(B)/faults/%.o) $(filter-out $(FAULT_SRC:%.c=$(B)/f32/%.o),$(OBJ32))
 
 PROGRAMS := $(BIN)/gradcheck train-binary $(if $(INSPECT_SRC),$(BIN)/inspect) $(BIN)/launch
 
@@ -66,19 +70,30 @@ $(B)/source.stamp: FORCE
 $(B)/f32/run/run_dir.o $(B)/f64/run/run_dir.o: $(B)/source.stamp
 $(B)/f32/run/run_dir.o $(B)/f64/run/run_dir.o: CFLAGS += -DVG_SOURCE='"$(VG_SOURCE)"'
 
-$(B)/f32/%.o: %.c $(HDRS) $(B)/cflags.stamp
+# Each object depends on the headers it includes, as the compiler lists them (-MMD -MP writes
+# OBJ.d beside OBJ; the -include below reads them), so a change rebuilds what depends on it.
+DEPFLAGS = -MMD -MP
+$(B)/f32/%.o: %.c $(B)/cflags.stamp
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
-$(B)/mpi/dist/mpi.o: dist/mpi.c $(HDRS) $(B)/cflags.stamp
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+$(B)/mpi/dist/mpi.o: dist/mpi.c $(B)/cflags.stamp
 	@mkdir -p $(dir $@)
-	$(MPICC) $(CFLAGS) -c $< -o $@
-$(B)/f64/%.o: %.c $(HDRS) $(B)/cflags.stamp
+	$(MPICC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+$(B)/f64/%.o: %.c $(B)/cflags.stamp
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -DVG_DOUBLE -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) -DVG_DOUBLE -c $< -o $@
+$(B)/faults/%.o: %.c $(B)/cflags.stamp
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -DVG_FAULTS -c $< -o $@
+# the tests set faults in their own process (vg_fault_set)
+$(B)/f32/tests/%.o: CFLAGS += -DVG_FAULTS
+-include $(shell find $(B) -name '*.d' 2>/dev/null)
 
 $(B)/libvitgrad.a: $(OBJ32)
 	@rm -f $@; ar rcs $@ $^
 $(B)/libvitgrad64.a: $(OBJ64)
+	@rm -f $@; ar rcs $@ $^
+$(B)/libvitgrad-faults.a: $(OBJ_FAULTS)
 	@rm -f $@; ar rcs $@ $^
 
 $(BIN)/gradcheck: $(GC_SRC:%.c=$(B)/f64/%.o) $(B)/libvitgrad64.a
@@ -93,7 +108,7 @@ $(B)/autograd_example: $(B)/f32/examples/autograd_example.o $(B)/libvitgrad.a
 # run_tests counts our code's allocation calls (tests/test_alloc.c): the library is linked statically,
 # so --wrap reroutes its malloc/free calls through the test's counting wrappers.
 WRAP_ALLOC := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=aligned_alloc,--wrap=free
-$(B)/run_tests: $(TEST_SRC:%.c=$(B)/f32/%.o) $(B)/f32/dist/single.o $(B)/libvitgrad.a
+$(B)/run_tests: $(TEST_SRC:%.c=$(B)/f32/%.o) $(B)/f32/dist/single.o $(B)/libvitgrad-faults.a
 	$(CC) $^ -o $@ $(WRAP_ALLOC) $(LDLIBS)
 
 # The GEMM, layer and ViT tests again with every SIMD kernel this machine lacks, its intrinsics in
@@ -102,17 +117,17 @@ $(B)/run_tests: $(TEST_SRC:%.c=$(B)/f32/%.o) $(B)/f32/dist/single.o $(B)/libvitg
 # by the tests) and the AMX tile kernel (always: its backend reports itself usable when emulated).
 # Without -fno-var-tracking-assignments, `make asan`'s -g build of them takes minutes.
 EMU_CFLAGS := $(CFLAGS) -fno-var-tracking-assignments -DVG_GEMM_EMULATE_AVX512
-$(B)/emulated/gemm/fp32.o: gemm/fp32.c $(HDRS) $(B)/cflags.stamp
+$(B)/emulated/gemm/fp32.o: gemm/fp32.c $(B)/cflags.stamp
 	@mkdir -p $(dir $@)
-	$(CC) $(EMU_CFLAGS) -c $< -o $@
-$(B)/emulated/gemm/bf16_dp.o: gemm/bf16_dp.c $(HDRS) $(B)/cflags.stamp
+	$(CC) $(EMU_CFLAGS) $(DEPFLAGS) -c $< -o $@
+$(B)/emulated/gemm/bf16_dp.o: gemm/bf16_dp.c $(B)/cflags.stamp
 	@mkdir -p $(dir $@)
-	$(CC) $(EMU_CFLAGS) -DVG_GEMM_EMULATE_BF16 -c $< -o $@
-$(B)/emulated/gemm/amx.o: gemm/amx.c $(HDRS) $(B)/cflags.stamp
+	$(CC) $(EMU_CFLAGS) $(DEPFLAGS) -DVG_GEMM_EMULATE_BF16 -c $< -o $@
+$(B)/emulated/gemm/amx.o: gemm/amx.c $(B)/cflags.stamp
 	@mkdir -p $(dir $@)
-	$(CC) $(EMU_CFLAGS) -DVG_GEMM_EMULATE_AMX -c $< -o $@
+	$(CC) $(EMU_CFLAGS) $(DEPFLAGS) -DVG_GEMM_EMULATE_AMX -c $< -o $@
 EMULATED := fp32 bf16_dp amx
-$(B)/run_tests_emulated: $(TEST_SRC:%.c=$(B)/f32/%.o) $(B)/f32/dist/single.o $(EMULATED:%=$(B)/emulated/gemm/%.o) $(filter-out $(EMULATED:%=$(B)/f32/gemm/%.o),$(OBJ32))
+$(B)/run_tests_emulated: $(TEST_SRC:%.c=$(B)/f32/%.o) $(B)/f32/dist/single.o $(EMULATED:%=$(B)/emulated/gemm/%.o) $(filter-out $(EMULATED:%=$(B)/f32/gemm/%.o),$(OBJ_FAULTS))
 	$(CC) $^ -o $@ $(WRAP_ALLOC) $(LDLIBS)
 
 # ---- fuzz harnesses (fuzz/): `make test` replays their committed corpora through a plain main()
@@ -125,7 +140,7 @@ FUZZ_LDLIBS    := $(filter-out -lstb,$(LDLIBS))
 FUZZ_REPLAY    := $(FUZZ_HARNESSES:%=$(B)/fuzz/replay_%)
 $(B)/f32/fuzz/stb_image_impl.o: fuzz/stb_image_impl.c $(B)/cflags.stamp
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -w -c $< -o $@
+	$(CC) $(CFLAGS) $(DEPFLAGS) -w -c $< -o $@
 $(B)/fuzz/replay_%: $(B)/f32/fuzz/fuzz_%.o $(B)/f32/fuzz/replay.o $(FUZZ_SUPPORT) $(B)/libvitgrad.a
 	@mkdir -p $(dir $@)
 	$(CC) $^ -o $@ $(WRAP_ALLOC) $(FUZZ_LDLIBS)
@@ -148,7 +163,7 @@ fuzz-seeds: $(B)/make_seeds
 
 # with mpicc and mpirun present, the tests also run ./train as 2 MPI ranks ($(B)/train-mpi) and the
 # gradient bucketer over 2 ranks ($(B)/dist_check) $(FUZZ_REPLAY)
-test: all $(B)/run_tests $(B)/run_tests_emulated $(B)/autograd_example $(if $(HAVE_MPI),$(B)/train-mpi $(B)/dist_check) $(FUZZ_REPLAY)
+test: all $(B)/run_tests $(B)/run_tests_emulated $(B)/train-faults $(B)/autograd_example $(if $(HAVE_MPI),$(B)/train-mpi $(B)/dist_check) $(FUZZ_REPLAY)
 	@bash tests/run.sh $(B) $(BIN)
 
 asan:
@@ -173,6 +188,9 @@ train train-long: train-binary
 	echo "CIFAR-10 from $$dir"; $(BIN)/train --dataset cifar10 --data "$$dir" $(if $(filter train-long,$@),$(TRAIN_LONG_FLAGS),$(TRAIN_FLAGS)) $(TRAIN_EXTRA) --continue
 train-binary: $(B)/f32/train.o $(COMM_OBJ) $(B)/libvitgrad.a
 	$(TRAIN_LD) $^ -o $(BIN)/train $(LDLIBS)
+# ./train with the test faults (base/fault.h), for the tests that make it fail on purpose
+$(B)/train-faults: $(B)/f32/train.o $(B)/f32/dist/single.o $(B)/libvitgrad-faults.a
+	$(CC) $^ -o $@ $(LDLIBS)
 $(B)/train-mpi: $(B)/f32/train.o $(B)/mpi/dist/mpi.o $(B)/libvitgrad.a
 	$(MPICC) $^ -o $@ $(LDLIBS)
 $(B)/dist_check: $(B)/f32/tests/tools/dist_check.o $(B)/mpi/dist/mpi.o $(B)/libvitgrad.a

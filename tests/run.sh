@@ -4,6 +4,7 @@ B=${1:-build}
 BIN=${2:-.}                    # where gradcheck, inspect and train are (make asan: its build dir)
 export VG_BIN="$BIN"           # tests that run a program find it here
 export VG_TRAIN_MPI="$B/train-mpi"   # tests/test_mpi.c: ./train built with MPI (skipped when absent)
+export VG_TRAIN_FAULTS="$B/train-faults"   # ./train with the test faults of base/fault.h
 total_p=0; total_f=0; total_s=0; status=0
 run() {
     local label=$1; shift

@@ -27,6 +27,9 @@ int  vg_test_spawn(const char *cmd, const char *log_path);
 int  vg_test_wait(int pid);
 /* Whether our program `name` (e.g. "inspect") is built, in the same directory. */
 int  vg_test_have_program(const char *name);
+/* ./train built with the test faults (base/fault.h): $VG_TRAIN_FAULTS (tests/run.sh sets it to
+ * build/train-faults), else build/train-faults; NULL when it is not there (the test skips). */
+const char *vg_test_train_faults(void);
 
 #define VG_TEST(name)                                                         \
     static void name(void);                                                   \

@@ -41,6 +41,12 @@ int vg_test_have_program(const char *name) {
     return access(path, X_OK) == 0;
 }
 
+const char *vg_test_train_faults(void) {
+    const char *t = getenv("VG_TRAIN_FAULTS");
+    if (!t || !*t) t = "build/train-faults";
+    return access(t, X_OK) == 0 ? t : NULL;
+}
+
 /* cmd with a leading "./" pointing at our programs' directory, then `suffix` */
 static void full_command(const char *cmd, const char *suffix, char *full, size_t n) {
     if (strncmp(cmd, "./", 2) == 0) snprintf(full, n, "%.500s/%.3000s%.500s", bin_dir(), cmd + 2, suffix);

@@ -8,6 +8,7 @@
  *   - the link goes down for a second (shorter than --comm-timeout) and comes back: the run goes
  *     on and ends with the same bytes as an undisturbed run.
  * Needs root (ip netns), iproute2, unshare, mpirun and the MPI build; skips visibly otherwise. */
+#include "base/clock.h"
 #include "test.h"
 #include "run_helpers.h"
 #include <signal.h>
@@ -22,7 +23,6 @@
 
 static char root[256], train_mpi[1024], ns_a[32], ns_b[32], veth_a[16], veth_b[16], agent[320];
 
-static double now_s(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec; }
 static void sleep_s(double s) { struct timespec t = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)}; nanosleep(&t, NULL); }
 static int sh(const char *fmt, const char *a, const char *b) {
     char cmd[1024];
@@ -118,13 +118,13 @@ VG_TEST(netns_a_link_cut_between_hosts_ends_the_job_naming_the_rank_and_resumes_
     job(cmd, sizeof cmd, "cut", "--steps 1000000 --save-every 10 --log-every 10 --comm-timeout 3");
     snprintf(launch_cmd, sizeof launch_cmd, "./launch --max-restarts 0 --grace 3 -- %s", cmd);
     int launcher = vg_test_spawn(launch_cmd, log);
-    double t0 = now_s();
-    while (now_s() - t0 < 60 && rows(csv) < 6) sleep_s(0.05);       /* 50 steps, 5 checkpoints */
+    double t0 = vg_now_s();
+    while (vg_now_s() - t0 < 60 && rows(csv) < 6) sleep_s(0.05);       /* 50 steps, 5 checkpoints */
     bool started = rows(csv) >= 6;
     link_set("down");
-    double t_cut = now_s();
+    double t_cut = vg_now_s();
     int rc = vg_test_wait(launcher);                                 /* --grace bounds a lingering mpirun */
-    double took = now_s() - t_cut;
+    double took = vg_now_s() - t_cut;
     kill_in(ns_b); kill_in(ns_a);
     link_set("up");
     char *text = vg_test_read_file(log, NULL);
@@ -177,16 +177,16 @@ VG_TEST(netns_a_short_blip_of_the_link_changes_nothing) {
     snprintf(log, sizeof log, "%s/blip.log", root);
     snprintf(csv, sizeof csv, "%s/blip/metrics.csv", root);
     int pid = vg_test_spawn(cmd, log);
-    double t0 = now_s();
-    while (now_s() - t0 < 60 && rows(csv) < 100) sleep_s(0.01);
+    double t0 = vg_now_s();
+    while (vg_now_s() - t0 < 60 && rows(csv) < 100) sleep_s(0.01);
     int before = rows(csv);
     link_set("down");
     sleep_s(1.0);
     int during = rows(csv) - before;
     link_set("up");
-    double t_up = now_s();
-    while (now_s() - t_up < 30 && rows(csv) <= before + during + 1) sleep_s(0.01);
-    double resumed_after = now_s() - t_up;
+    double t_up = vg_now_s();
+    while (vg_now_s() - t_up < 30 && rows(csv) <= before + during + 1) sleep_s(0.01);
+    double resumed_after = vg_now_s() - t_up;
     rc = vg_test_wait(pid);
     kill_in(ns_b);
     char *text = vg_test_read_file(log, NULL);

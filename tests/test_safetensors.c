@@ -3,6 +3,7 @@
  * (no crash on any input; meaningful under `make asan`), and the atomic write under a crash. */
 #include "test.h"
 #include "tensor/safetensors.h"
+#include "base/fault.h"
 #include <dirent.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -618,9 +619,9 @@ VG_TEST(st_atomic_write_survives_crash_before_rename) {
     w = vg_st_writer_new();
     REQUIRE(vg_st_writer_add(w, "w", VG_ST_F32, 1, s4, v2, sizeof v2, err, sizeof err) == 0);
     REQUIRE(vg_st_writer_meta(w, "step", "2 with a longer value", err, sizeof err) == 0);
-    setenv("VG_ST_CRASH_BEFORE_RENAME", "1", 1);
+    vg_fault_set("crash_before_rename", 1);
     int rc = vg_st_write(w, p, err, sizeof err);
-    unsetenv("VG_ST_CRASH_BEFORE_RENAME");
+    vg_fault_set("crash_before_rename", 0);
     CHECK(rc < 0 && strstr(err, "simulated crash") && strstr(err, p));
     CHECK(access(tmp, F_OK) == 0);                            /* the half-done work is left behind */
 
