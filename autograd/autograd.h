@@ -26,6 +26,8 @@ struct vg_node {
     int64_t        ints[VG_MAX_DIMS * 2];            /* axes, permutations, offsets */
     void          *ctx;                              /* op-specific arena data */
     int            mark;                             /* engine bookkeeping */
+    bool           reads_out;                        /* backward reads `out`'s values (tanh, exp,
+                                                        div, softmax…): out must not be overwritten */
 };
 
 /* ---- grad mode ---- */
@@ -119,11 +121,13 @@ void vg_profile_rule_end_(const vg_node *n);
 
 /* ---- elementwise, with NumPy/PyTorch broadcasting ---- */
 vg_tensor *vg_add(vg_tensor *a, vg_tensor *b);
-/* a + b written over b's storage, for a residual connection x + f(x): b must be a step temporary
- * that no other tensor views and no recorded op saved for its backward (a Linear's or dropout's
- * output qualifies: their backward keeps inputs, weights and masks, not outputs). b's values are
- * gone afterwards. Falls back to vg_add when shapes differ or a/b are not plain contiguous arena
- * tensors. Gradients as vg_add. */
+/* a + b written over b's storage, for a residual connection x + f(x) (saves one activation per
+ * residual): b's values are gone afterwards. It writes in place only when nothing can need them:
+ * b is a contiguous arena tensor of a's shape, not a's storage, not a leaf that requires grad, no
+ * recorded op took b's storage as an input (storage->consumers == 0; views included), and the op
+ * that produced b does not read its output in backward (node->reads_out: tanh, exp, div,
+ * softmax… do). A Linear's, dropout's or drop-path's output qualifies. Otherwise it is vg_add.
+ * Gradients and values as vg_add. */
 vg_tensor *vg_add_into(vg_tensor *a, vg_tensor *b);
 vg_tensor *vg_sub(vg_tensor *a, vg_tensor *b);
 vg_tensor *vg_mul(vg_tensor *a, vg_tensor *b);

@@ -105,7 +105,7 @@ static vg_tensor *binary(binary_op op, vg_tensor *a, vg_tensor *b, const char *n
     if (!a || !b) return NULL;
     vg_tensor *out = binary_raw(op, a, b);
     vg_tensor *in[2] = {a, b};
-    if (out && vg_needs_grad(2, in)) vg_record(out, name, bw, 2, in);
+    if (out && vg_needs_grad(2, in)) vg_record(out, name, bw, 2, in)->reads_out = op == B_DIV;  /* div_backward: out / b */
     return out;
 }
 
@@ -114,8 +114,9 @@ vg_tensor *vg_add(vg_tensor *a, vg_tensor *b) { return binary(B_ADD, a, b, "add"
 /* a + b stored over b (see autograd.h): saves one activation per residual connection. */
 vg_tensor *vg_add_into(vg_tensor *a, vg_tensor *b) {
     if (!a || !b) return NULL;
+    const bool b_needed = b->storage->consumers > 0 || (b->node ? b->node->reads_out : b->requires_grad);
     if (!vg_same_shape(a, b) || !vg_is_contiguous(a) || !vg_is_contiguous(b) ||
-        b->persistent || b->storage->persistent || a->storage == b->storage)
+        b->persistent || b->storage->persistent || a->storage == b->storage || b_needed)
         return vg_add(a, b);
     const real *x = vg_data(a);
     real *y = vg_data(b);
@@ -209,6 +210,7 @@ static vg_tensor *unary(unary_op op, vg_tensor *a, double s) {
     apply_unary(op, vg_data(x), vg_data(out), vg_numel(out), s);
     if (vg_needs_grad(1, &a)) {
         vg_node *n = vg_record(out, unary_names[op], unary_backward, 1, &a);
+        n->reads_out = op == U_EXP || op == U_SQRT || op == U_RSQRT || op == U_TANH;  /* unary_grad's y */
         n->ints[0] = op;
         n->scalars[0] = s;
     }

@@ -219,6 +219,7 @@ static vg_tensor *softmax_family(vg_tensor *a, int dim, bool log_form) {
     softmax_rows(vg_data(x), vg_data(out), outer, n, inner, log_form);
     if (vg_needs_grad(1, &a)) {
         vg_node *node = vg_record(out, name, softmax_family_backward, 1, &a);
+        node->reads_out = true;  /* the backward is y·(g - Σ g·y) */
         node->ints[1] = outer; node->ints[2] = n; node->ints[3] = inner; node->ints[4] = log_form;
     }
     return out;

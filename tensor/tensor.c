@@ -45,6 +45,7 @@ static vg_tensor *arena_tensor(int ndim, const int64_t *shape, int64_t n, real *
     s->data = data ? data : vg_arena_alloc(sizeof(real) * (size_t)(n ? n : 1));
     s->numel = n;
     s->persistent = false;
+    s->consumers = 0;
     t->storage = s;
     t->ndim = ndim;
     t->dtype = VG_DTYPE;

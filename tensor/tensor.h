@@ -30,6 +30,8 @@ typedef struct vg_storage {
     real   *data;
     int64_t numel;
     bool    persistent;     /* heap-owned (freed with its owner tensor) vs. arena */
+    int     consumers;      /* recorded ops that took a tensor over this storage as an input
+                               (autograd/engine.c vg_record): vg_add_into writes only where 0 */
 } vg_storage;
 
 struct vg_node;

@@ -246,3 +246,44 @@ VG_TEST(profile_charges_each_step_to_ops_and_phases) {
     vg_tensor_free(w); vg_tensor_free(w2);
     vg_arena_reset();
 }
+
+/* vg_add_into overwrites b only when nothing needs b's values: here tanh's backward reads its
+ * output (1 - y²), a second consumer reads b, a view of b is consumed, b is a leaf that requires
+ * grad. Each time the gradient of w must be vg_add's (overwriting b gave 13.84 instead of 7.09
+ * in the first case), and where b is free (a matmul's output) the sum really lands in b. */
+static void add_into_vs_add(int which, real *g_into, real *g_add, bool *in_place) {
+    for (int pass = 0; pass < 2; pass++) {
+        vg_rng r = vg_rng_seed(46);
+        vg_tensor *w = vg_persist(vg_randn(&r, VG_DIMS(4, 3), 0, 1)); w->requires_grad = true;
+        vg_tensor *x = vg_randn(&r, VG_DIMS(4, 3), 0, 1);
+        vg_tensor *a = vg_mul_scalar(w, 2), *b = NULL, *other = NULL;
+        switch (which) {
+        case 0: b = vg_tanh(w); break;                                   /* backward reads b */
+        case 1: b = vg_mul_scalar(w, 3); other = vg_mul(b, w); break;   /* mul reads b for w's grad */
+        case 2: b = vg_mul_scalar(w, 3); other = vg_mul(vg_reshape(b, VG_DIMS(12)), vg_reshape(w, VG_DIMS(12))); break;
+        case 3: b = vg_randn(&r, VG_DIMS(4, 3), 0, 1); b->requires_grad = true; other = vg_mul(b, b); break;
+        default: b = vg_matmul(x, vg_ones(VG_DIMS(3, 3))); break;       /* free: matmul saved its inputs */
+        }
+        const real *b_data = vg_data(b);
+        vg_tensor *y = pass ? vg_add(a, b) : vg_add_into(a, b);
+        if (!pass) *in_place = vg_data(y) == b_data;
+        vg_tensor *l = vg_sum_all(vg_mul(y, y));
+        if (other) l = vg_add(l, vg_sum_all(other));
+        vg_zero_grad(w);
+        if (!vg_backward(l, NULL)) { vg_tensor_free(w); vg_arena_reset(); return; }
+        memcpy(pass ? g_add : g_into, vg_data(w->grad), 12 * sizeof(real));
+        vg_tensor_free(w);
+        vg_arena_reset();
+    }
+}
+
+VG_TEST(add_into_writes_in_place_only_when_no_backward_needs_b) {
+    for (int which = 0; which < 5; which++) {
+        real g_into[12] = {0}, g_add[12] = {1};
+        bool in_place = false;
+        add_into_vs_add(which, g_into, g_add, &in_place);
+        CHECK_MSG(!memcmp(g_into, g_add, sizeof g_into), "case %d: the gradient differs from vg_add's (%g vs %g)",
+                  which, (double)g_into[0], (double)g_add[0]);
+        CHECK_MSG(in_place == (which == 4), "case %d: %s", which, in_place ? "wrote over b" : "did not write in place");
+    }
+}
