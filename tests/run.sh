@@ -46,6 +46,10 @@ for h in safetensors checkpoint cifar10 idx imagefolder image_decode; do
     dirs=(fuzz/corpus/$h); [ -d fuzz/regressions/$h ] && dirs+=(fuzz/regressions/$h)
     run "fuzz corpus replay: $h" "$B/fuzz/replay_$h" "${dirs[@]}"
 done
+# every bench program still builds by the line in its header comment (built, never run); their
+# lines name build/, so only the plain `make test` runs this
+if [ "$B" = build ]; then run "bench programs build (tests/bench_probes.sh)" bash tests/bench_probes.sh "$B"
+else echo "== bench programs: built only by the plain make test (their build lines name build/)"; fi
 # the README's example must run and converge
 echo "== README example: $B/autograd_example"
 ex_out=$("$B/autograd_example" 2>&1); echo "$ex_out"

@@ -31,6 +31,17 @@ int  vg_test_have_program(const char *name);
  * build/train-faults), else build/train-faults; NULL when it is not there (the test skips). */
 const char *vg_test_train_faults(void);
 
+/* Comparing results with a reference (every PyTorch-parity test): max |got − want|, max |want| and
+ * max_abs / max |want| (max_abs itself when the reference is all zeros). Any NaN — in got, in want,
+ * or inf − inf — makes max_abs and rel NaN, so a `rel <= tol` check fails (fmax would drop it). */
+typedef struct { double max_abs, ref_max, rel; long nans; } vg_test_diff;
+vg_test_diff vg_test_compare(const float *got, const float *want, size_t n);
+vg_test_diff vg_test_compare_f64(const double *got, const float *want, size_t n);
+/* max |x[i]|, NaN if any x[i] is */
+double vg_test_max_abs(const float *x, size_t n);
+/* the larger of a and b, NaN if either is (a running worst error that a NaN cannot reset) */
+static inline double vg_test_max(double a, double b) { return a != a || b != b ? NAN : a > b ? a : b; }
+
 #define VG_TEST(name)                                                         \
     static void name(void);                                                   \
     __attribute__((constructor)) static void name##_register(void) {          \

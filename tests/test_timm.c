@@ -26,14 +26,9 @@ static double compare_ref(const char *what, const vg_tensor *got, const vg_st_fi
     float *ref = malloc(sizeof(float) * r->numel);
     char err[256];
     if (!ref || vg_st_read_f32(f, key, ref, r->numel, err, sizeof err)) { free(ref); vg_test_fail(__FILE__, __LINE__, "%s", key); return INFINITY; }
-    vg_tensor *c = vg_contiguous_raw(got);
-    double max_abs = 0, ref_max = 0;
-    for (size_t i = 0; i < r->numel; i++) {
-        max_abs = fmax(max_abs, fabs((double)vg_data(c)[i] - ref[i]));
-        ref_max = fmax(ref_max, fabs((double)ref[i]));
-    }
+    const vg_test_diff d = vg_test_compare(vg_data(vg_contiguous_raw(got)), ref, r->numel);
     free(ref);
-    double rel = max_abs / fmax(ref_max, 1e-30);
+    const double max_abs = d.max_abs, ref_max = d.ref_max, rel = d.rel;
     if (getenv("VG_VERBOSE")) printf("      %-44s max abs %.3e  rel %.3e\n", what, max_abs, rel);
     CHECK_MSG(rel <= 1e-4, "%s: max abs err %.3e, rel %.3e (|ref| max %.3e) > 1e-4", what, max_abs, rel, ref_max);
     return rel;
@@ -119,7 +114,7 @@ static void parity(const char *v) {
     REQUIRE(vg_backward(loss, NULL));
     for (int i = 0; i < tr.n; i++) {
         snprintf(key, sizeof key, "grad.%s.%s", v, tr.items[i].name);
-        worst = fmax(worst, compare_ref(key, tr.items[i].tensor->grad, ref, key));
+        worst = vg_test_max(worst, compare_ref(key, tr.items[i].tensor->grad, ref, key));
     }
     /* every tensor trained, as in PyTorch: the reference has one gradient per parameter */
     int ref_grads = 0;

@@ -215,7 +215,7 @@ VG_TEST(train_ema_update_matches_formula) {
     bool pos_same = true;
     for (int i = 0, o = 0; i < sm.n; i++)
         for (int64_t k = 0; k < vg_numel(sm.items[i].tensor); k++, o++) {
-            worst = fmax(worst, fabs(vg_data(se.items[i].tensor)[k] - want[o]));
+            worst = vg_test_max(worst, fabs(vg_data(se.items[i].tensor)[k] - want[o]));
             if (!strcmp(sm.items[i].name, "pos_embed")) pos_same &= vg_data(se.items[i].tensor)[k] == vg_data(sm.items[i].tensor)[k];
         }
     CHECK_MSG(worst < 1e-6, "EMA differs from decay·ema + (1 − decay)·model by %g", worst);
@@ -426,7 +426,8 @@ static double max_rel_diff(const char *pa, const char *pb) {
         if (!tb || tb->numel != ta->numel) { worst = INFINITY; break; }
         float *x = malloc(sizeof(float) * ta->numel), *y = malloc(sizeof(float) * ta->numel);
         vg_st_read_f32(a, ta->name, x, ta->numel, e, sizeof e); vg_st_read_f32(b, ta->name, y, ta->numel, e, sizeof e);
-        for (size_t i = 0; i < ta->numel; i++) { worst = fmax(worst, fabs((double)x[i] - y[i])); scale = fmax(scale, fabs((double)x[i])); }
+        const vg_test_diff d = vg_test_compare(y, x, ta->numel);
+        worst = vg_test_max(worst, d.max_abs); scale = vg_test_max(scale, d.ref_max);
         free(x); free(y);
     }
     vg_st_close(a); vg_st_close(b);

@@ -21,9 +21,7 @@ static vg_tensor *from_values(int ndim, const int64_t *shape, const double *v) {
 /* max |a − b| over two same-shape tensors (any strides) */
 static double max_abs_diff(const vg_tensor *a, const vg_tensor *b) {
     vg_tensor *ca = vg_contiguous_raw(a), *cb = vg_contiguous_raw(b);
-    double m = 0;
-    for (int64_t i = 0, n = vg_numel(ca); i < n; i++) m = fmax(m, fabs((double)vg_data(ca)[i] - vg_data(cb)[i]));
-    return m;
+    return vg_test_compare(vg_data(ca), vg_data(cb), (size_t)vg_numel(ca)).max_abs;
 }
 
 /* ------------------------------------------------------------------ worked examples */
@@ -267,14 +265,9 @@ static double compare(const char *what, const vg_tensor *got, const vg_st_file *
     float *ref = malloc(sizeof(float) * r->numel);
     char err[256];
     vg_st_read_f32(f, key, ref, r->numel, err, sizeof err);
-    vg_tensor *c = vg_contiguous_raw(got);
-    double max_abs = 0, ref_max = 0;
-    for (size_t i = 0; i < r->numel; i++) {
-        max_abs = fmax(max_abs, fabs((double)vg_data(c)[i] - ref[i]));
-        ref_max = fmax(ref_max, fabs((double)ref[i]));
-    }
+    const vg_test_diff d = vg_test_compare(vg_data(vg_contiguous_raw(got)), ref, r->numel);
     free(ref);
-    double rel = max_abs / fmax(ref_max, 1e-30);
+    const double max_abs = d.max_abs, ref_max = d.ref_max, rel = d.rel;
     if (getenv("VG_VERBOSE")) printf("      %-40s max abs %.3e  rel %.3e  (|ref| ≤ %.3e)\n", what, max_abs, rel, ref_max);
     if (rel > *max_rel_seen) *max_rel_seen = rel;
     if (!(rel <= 1e-4))
