@@ -176,7 +176,7 @@ CIFAR_DIR = $(firstword $(foreach d,$(CIFAR10_DIR) data/cifar-10-batches-bin ../
 # TRAIN_EXTRA: flags added after the recipe's (a later flag wins), e.g. TRAIN_EXTRA="--amp --out runs/cifar10-amp"
 TRAIN_EXTRA ?=
 TRAIN_FLAGS ?= --model vit-micro-cifar --pool mean --pos sincos2d --patch-drop 0.5 --epochs 60 --eval-every 3 --batch 128 --lr 2e-3 --wd 0.05 --warmup 1e --min-lr 1e-5 --label-smoothing 0.1 --clip 1.0 --seed 0 --out runs/cifar10
-# train-long: the 1,000 TFLOP recipe of issue 29 (the default's shape with a conv stem instead of the
+# train-long: the 1,000 TFLOP recipe (the default's shape with a conv stem instead of the
 # patch cut, TrivialAugment, a weight average, 114 epochs, bf16 products): 108 minutes on 2 Zen 4
 # cores (docs/results.md); a second seed with TRAIN_EXTRA="--seed 1 --out runs/cifar10-long-stem-s1"
 TRAIN_LONG_FLAGS ?= --model vit-micro-cifar --pool mean --pos sincos2d --patch-drop 0.5 --conv-stem 32,64 --aa trivial --model-ema --epochs 114 --eval-every 3 --batch 128 --lr 2e-3 --wd 0.05 --warmup 1e --min-lr 1e-5 --label-smoothing 0.1 --clip 1.0 --seed 0 --amp --out runs/cifar10-long-stem

@@ -7,6 +7,7 @@
  *   OMP_NUM_THREADS=1 chrt -f 1 ./gemm_one M N K OP REPS      (OP: NN, NT, TN or TT)
  *
  * Prints the best time (and its GFLOP/s) and the mean GFLOP/s over REPS products. */
+#include "../base/clock.h"
 #include "gemm/gemm.h"
 #include <omp.h>
 #include <stdio.h>
@@ -14,11 +15,6 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
 
 int main(int argc, char **argv) {
     if (argc != 6 || strlen(argv[4]) != 2 || !strchr("NT", argv[4][0]) || !strchr("NT", argv[4][1])) {
@@ -40,9 +36,9 @@ int main(int argc, char **argv) {
     double best = 1e30, sum = 0;
     for (int r = 0; r < reps; r++) {
         for (long i = 0; i < flush_bytes; i += 64) flush[i]++;
-        const double t = now();
+        const double t = vg_now_s();
         vg_gemm(tA, tB, M, N, K, 1.0f, A, tA ? M : K, B, tB ? K : N, 0.0f, C, N);
-        const double dt = now() - t;
+        const double dt = vg_now_s() - t;
         if (dt < best) best = dt;
         sum += dt;
     }

@@ -1,4 +1,4 @@
-/* test_mpi.c — ./train as 2 MPI ranks over TCP (issue 19): the same numbers as one process on the
+/* test_mpi.c — ./train as 2 MPI ranks over TCP: the same numbers as one process on the
  * same global batch, determinism, resume 2 → 1 and 1 → 2, sharded evaluation, errors and a rank
  * killed mid-run. Needs mpirun and the MPI build of train (tests/run.sh sets VG_TRAIN_MPI to it;
  * `make test` builds it when mpicc is present); skips visibly otherwise. */

@@ -1,5 +1,5 @@
 /* test_netns.c — two MPI ranks on two "hosts" joined by a real network link, and faults on that
- * link (issue 31). Each rank runs in its own network namespace (and UTS namespace: hosts node-a
+ * link. Each rank runs in its own network namespace (and UTS namespace: hosts node-a
  * and node-b) with its own address on a veth pair, over TCP; mpirun starts the remote rank through
  * a launch agent that enters node-b's namespace, as ssh would enter another machine. Then:
  *   - the link goes down mid-run: the job ends within --comm-timeout plus a measured bound (run

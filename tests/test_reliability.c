@@ -1,4 +1,4 @@
-/* test_reliability.c — issue 22: ./train under faults. kill -9 at random moments (and inside
+/* test_reliability.c — ./train under faults. kill -9 at random moments (and inside
  * checkpoint writes) then resume: the same final weights and metrics as an uninterrupted run; a
  * full disk while checkpointing; checkpoints of another model, another dataset, or damaged;
  * SIGINT / SIGTERM stop gracefully; an --out holding a run is not overwritten; evaluation needs

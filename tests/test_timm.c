@@ -1,4 +1,4 @@
-/* test_timm.c — timm's ViT layouts (issue 30): class_token off, register tokens, no_embed_class,
+/* test_timm.c — timm's ViT layouts: class_token off, register tokens, no_embed_class,
  * fc_norm, LayerScale, no head. Each tiny model of tests/reference/timm/ is a bare timm state dict
  * (no vitgrad metadata), read through vg_vit_config_from_file's shape inference, and must give
  * PyTorch's outputs, loss and every gradient (tests/reference/make_timm_reference.py, which

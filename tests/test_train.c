@@ -1,4 +1,4 @@
-/* test_train.c — issue 6: AdamW parity with PyTorch, the schedule, checkpoints (round trip,
+/* test_train.c — AdamW parity with PyTorch, the schedule, checkpoints (round trip,
  * atomic switch, corrupt files), ./train flags, bit-exact resume, NaN stop, a real learning check. */
 #include "test.h"
 #include "base/fault.h"
