@@ -1,6 +1,7 @@
 /* durable.c — crash-safe file writes (durable.h). */
 #include "durable.h"
 #include "fault.h"
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -106,6 +107,20 @@ int vg_atomic_commit(vg_atomic_file *a, char *err, size_t errlen) {
 done:
     free(a->tmp); a->tmp = NULL; a->fd = -1;
     return rc;
+}
+
+void vg_remove_flat_dir(const char *dir) {
+    char f[4096 + 300];
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        snprintf(f, sizeof f, "%s/%s", dir, e->d_name);
+        unlink(f);
+    }
+    closedir(d);
+    rmdir(dir);
 }
 
 int vg_symlink_replace(const char *dir, const char *name, const char *target, char *err, size_t errlen) {

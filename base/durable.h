@@ -29,6 +29,9 @@ int  vg_atomic_open(vg_atomic_file *a, const char *path, char *err, size_t errle
 void vg_atomic_write(vg_atomic_file *a, const void *p, size_t n);
 int  vg_atomic_commit(vg_atomic_file *a, char *err, size_t errlen);
 
+/* remove the files in dir, then dir (best effort; dir holds no subdirectories: a checkpoint step) */
+void vg_remove_flat_dir(const char *dir);
+
 /* make dir/name a symlink to target, atomically (a fresh temporary symlink renamed over it) */
 int vg_symlink_replace(const char *dir, const char *name, const char *target, char *err, size_t errlen);
 #endif

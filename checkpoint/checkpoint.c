@@ -18,20 +18,6 @@
 #define REAL_ST VG_ST_F32
 #endif
 
-static void remove_step_dir(const char *path) {
-    char f[4096 + 300];
-    DIR *d = opendir(path);
-    if (!d) return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        snprintf(f, sizeof f, "%s/%s", path, e->d_name);
-        unlink(f);
-    }
-    closedir(d);
-    rmdir(path);
-}
-
 /* Test fault "kill_in_checkpoint=K" (base/fault.h): this process sends itself SIGKILL at the K-th
  * kill point of its checkpoint writes (counted from 1 over the whole process): after each file of a
  * pair is written, after `latest` is switched, and after the stable names are set. Each is a moment
@@ -95,7 +81,7 @@ int vg_checkpoint_save_files(const char *out_dir, int64_t step, int n, const cha
             char r[300]; snprintf(r, sizeof r, "checkpoints/%s", e->d_name);
             if (!strcmp(r, rel) || !strcmp(r, prev_rel)) continue;
             char full[2048 + 300]; snprintf(full, sizeof full, "%s/%s", ckdir, e->d_name);
-            remove_step_dir(full);
+            vg_remove_flat_dir(full);
         }
         closedir(d);
     }
@@ -111,7 +97,7 @@ int vg_checkpoint_clear(const char *out_dir, char *err, size_t errlen) {
         while ((e = readdir(d))) {
             if (strncmp(e->d_name, "step-", 5)) continue;
             snprintf(path, sizeof path, "%s/%s", ckdir, e->d_name);
-            remove_step_dir(path);
+            vg_remove_flat_dir(path);
         }
         closedir(d);
         if (rmdir(ckdir) != 0 && errno != ENOENT) { snprintf(err, errlen, "%s: cannot remove: %s", ckdir, strerror(errno)); return -1; }

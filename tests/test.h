@@ -37,6 +37,12 @@ const char *vg_test_train_faults(void);
 typedef struct { double max_abs, ref_max, rel; long nans; } vg_test_diff;
 vg_test_diff vg_test_compare(const float *got, const float *want, size_t n);
 vg_test_diff vg_test_compare_f64(const double *got, const float *want, size_t n);
+/* `got` against the reference tensor `key` of the safetensors file f (read as float32): fails the
+ * test, naming `what`, when the relative error (vg_test_compare) is not <= tol, or the reference is
+ * missing or of another size; prints both errors with VG_VERBOSE=1. Returns the relative error
+ * (INFINITY when it could not compare). */
+struct vg_tensor; struct vg_st_file;
+double vg_test_check_ref(const char *what, struct vg_tensor *got, const struct vg_st_file *f, const char *key, double tol);
 /* max |x[i]|, NaN if any x[i] is */
 double vg_test_max_abs(const float *x, size_t n);
 /* the larger of a and b, NaN if either is (a running worst error that a NaN cannot reset) */

@@ -1,8 +1,11 @@
 /* test_compare.c — the comparison every parity test uses (test.h: vg_test_compare), and the proof
  * that a NaN result fails it. */
 #include "test.h"
+#include "tensor/safetensors.h"
+#include "tensor/tensor.h"
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 /* One loop for both element types of `got`; an explicit NaN test and comparisons instead of fmax,
  * which drops NaN (fmax(0, NaN) = 0) and, reducing over a float array, crashes gcc 12 for aarch64
@@ -21,6 +24,27 @@
 
 vg_test_diff vg_test_compare(const float *got, const float *want, size_t n) { COMPARE_LOOP(got, want, n); }
 vg_test_diff vg_test_compare_f64(const double *got, const float *want, size_t n) { COMPARE_LOOP(got, want, n); }
+
+double vg_test_check_ref(const char *what, vg_tensor *got, const vg_st_file *f, const char *key, double tol) {
+    const vg_st_tensor *r = vg_st_find(f, key);
+    if (!r || !got || (int64_t)r->numel != vg_numel(got)) {
+        vg_test_fail(__FILE__, __LINE__, "%s: %s", what, !got ? vg_error() : !r ? "not in the reference" : "size differs");
+        return INFINITY;
+    }
+    float *ref = malloc(sizeof(float) * (r->numel ? r->numel : 1));
+    char err[256];
+    if (!ref || vg_st_read_f32(f, key, ref, r->numel, err, sizeof err)) {
+        free(ref);
+        vg_test_fail(__FILE__, __LINE__, "%s: %s", what, err);
+        return INFINITY;
+    }
+    const vg_test_diff d = vg_test_compare(vg_data(vg_contiguous_raw(got)), ref, r->numel);
+    free(ref);
+    if (getenv("VG_VERBOSE")) printf("      %-44s max abs %.3e  rel %.3e  (|ref| ≤ %.3e)\n", what, d.max_abs, d.rel, d.ref_max);
+    if (!(d.rel <= tol))
+        vg_test_fail(__FILE__, __LINE__, "%s: max abs err %.3e, rel %.3e (|ref| max %.3e) > %g", what, d.max_abs, d.rel, d.ref_max, tol);
+    return d.rel;
+}
 
 double vg_test_max_abs(const float *x, size_t n) {
     double m = 0;

@@ -30,13 +30,6 @@ static int sh(const char *fmt, const char *a, const char *b) {
     return system(cmd);
 }
 
-static int rows(const char *path) {
-    char *s = vg_test_read_file(path, NULL);
-    int n = 0;
-    for (char *p = s; p && *p; p++) n += *p == '\n';
-    free(s);
-    return n;
-}
 
 /* every process in namespace ns, killed (what the tests started there) */
 static void kill_in(const char *ns) {
@@ -119,8 +112,8 @@ VG_TEST(netns_a_link_cut_between_hosts_ends_the_job_naming_the_rank_and_resumes_
     snprintf(launch_cmd, sizeof launch_cmd, "./launch --max-restarts 0 --grace 3 -- %s", cmd);
     int launcher = vg_test_spawn(launch_cmd, log);
     double t0 = vg_now_s();
-    while (vg_now_s() - t0 < 60 && rows(csv) < 6) sleep_s(0.05);       /* 50 steps, 5 checkpoints */
-    bool started = rows(csv) >= 6;
+    while (vg_now_s() - t0 < 60 && vg_test_count_lines(csv) < 6) sleep_s(0.05);       /* 50 steps, 5 checkpoints */
+    bool started = vg_test_count_lines(csv) >= 6;
     link_set("down");
     double t_cut = vg_now_s();
     int rc = vg_test_wait(launcher);                                 /* --grace bounds a lingering mpirun */
@@ -178,14 +171,14 @@ VG_TEST(netns_a_short_blip_of_the_link_changes_nothing) {
     snprintf(csv, sizeof csv, "%s/blip/metrics.csv", root);
     int pid = vg_test_spawn(cmd, log);
     double t0 = vg_now_s();
-    while (vg_now_s() - t0 < 60 && rows(csv) < 100) sleep_s(0.01);
-    int before = rows(csv);
+    while (vg_now_s() - t0 < 60 && vg_test_count_lines(csv) < 100) sleep_s(0.01);
+    int before = vg_test_count_lines(csv);
     link_set("down");
     sleep_s(1.0);
-    int during = rows(csv) - before;
+    int during = vg_test_count_lines(csv) - before;
     link_set("up");
     double t_up = vg_now_s();
-    while (vg_now_s() - t_up < 30 && rows(csv) <= before + during + 1) sleep_s(0.01);
+    while (vg_now_s() - t_up < 30 && vg_test_count_lines(csv) <= before + during + 1) sleep_s(0.01);
     double resumed_after = vg_now_s() - t_up;
     rc = vg_test_wait(pid);
     kill_in(ns_b);
@@ -196,7 +189,7 @@ VG_TEST(netns_a_short_blip_of_the_link_changes_nothing) {
     const char *tail = strlen(out) > 2000 ? out + strlen(out) - 2000 : out;
     char calm_csv[512];
     snprintf(calm_csv, sizeof calm_csv, "%s/calm/metrics.csv", root);
-    CHECK_MSG(rc == 0 && rows(csv) == rows(calm_csv), "exit %d, %d rows in metrics.csv (undisturbed: %d):\n…%s", rc, rows(csv), rows(calm_csv), tail);
+    CHECK_MSG(rc == 0 && vg_test_count_lines(csv) == vg_test_count_lines(calm_csv), "exit %d, %d rows in metrics.csv (undisturbed: %d):\n…%s", rc, vg_test_count_lines(csv), vg_test_count_lines(calm_csv), tail);
     CHECK_MSG(during <= 2, "%d steps were logged while the link was down", during);
     char a[512], b[512], la[65536], lb[65536];
     snprintf(a, sizeof a, "%s/calm/model.safetensors", root);

@@ -40,14 +40,6 @@ static const char *setup(void) {
 
 static bool file_exists(const char *p) { struct stat st; return stat(p, &st) == 0; }
 
-/* rows in a metrics.csv (0 if missing) */
-static int csv_rows(const char *path) {
-    char *s = vg_test_read_file(path, NULL);
-    int n = 0;
-    for (char *p = s; p && *p; p++) n += *p == '\n';
-    free(s);
-    return n;
-}
 
 /* the final weights and the loss rows of run `name` equal the uninterrupted run's */
 static void check_same_as_straight(const char *name) {
@@ -59,7 +51,7 @@ static void check_same_as_straight(const char *name) {
     snprintf(b, sizeof b, "%s/%s/metrics.csv", root, name);
     vg_test_loss_columns(a, la, sizeof la);
     vg_test_loss_columns(b, lb, sizeof lb);
-    CHECK(csv_rows(a) >= 60);
+    CHECK(vg_test_count_lines(a) >= 60);
     CHECK_MSG(!strcmp(la, lb), "%s: metrics.csv loss rows differ from the uninterrupted run's:\n%s\nvs\n%s", name, lb, la);
 }
 
@@ -71,7 +63,7 @@ static int start_and_pause(const char *cmd, const char *name, int rows) {
     snprintf(csv, sizeof csv, "%s/%s/metrics.csv", root, name);
     int pid = vg_test_spawn(cmd, log);
     for (double t0 = vg_now_s(); vg_now_s() - t0 < 120; sleep_s(0.005)) {
-        if (csv_rows(csv) > rows) { kill(pid, SIGSTOP); return pid; }
+        if (vg_test_count_lines(csv) > rows) { kill(pid, SIGSTOP); return pid; }
         if (kill(pid, 0) != 0) break;
     }
     kill(pid, SIGKILL);
@@ -105,9 +97,9 @@ VG_TEST(reliability_kill9_at_random_moments_then_resume_is_bit_exact) {
         } else {                          /* kill -9 from outside: after 0-3 more logged steps, then 0-10 ms */
             int more = (int)vg_rng_below(&rng, 4);
             double extra = 0.010 * vg_rng_uniform(&rng);
-            int rows0 = csv_rows(csv);
+            int rows0 = vg_test_count_lines(csv);
             pid = vg_test_spawn(cmd, log);
-            for (double t0 = vg_now_s(); csv_rows(csv) < rows0 + more && vg_now_s() - t0 < 60; sleep_s(0.002)) {}
+            for (double t0 = vg_now_s(); vg_test_count_lines(csv) < rows0 + more && vg_now_s() - t0 < 60; sleep_s(0.002)) {}
             sleep_s(extra);
             kill(pid, SIGKILL);
             rc = vg_test_wait(pid);
@@ -364,7 +356,7 @@ VG_TEST(reliability_an_out_dir_holding_a_run_is_not_overwritten) {
     snprintf(path, sizeof path, "%s/over/checkpoints/step-00000003", root);
     CHECK(!file_exists(path));
     snprintf(path, sizeof path, "%s/over/metrics.csv", root);
-    CHECK(csv_rows(path) == 1 + 2 + 1);               /* header, 2 steps, the final evaluation */
+    CHECK(vg_test_count_lines(path) == 1 + 2 + 1);               /* header, 2 steps, the final evaluation */
 }
 
 /* ------------------------------------------------------------------ memory */

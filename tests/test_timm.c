@@ -17,21 +17,8 @@
 #define TIMM_DIR "tests/reference/timm"
 
 /* max abs error relative to the reference's largest magnitude; fails above 1e-4 */
-static double compare_ref(const char *what, const vg_tensor *got, const vg_st_file *f, const char *key) {
-    const vg_st_tensor *r = vg_st_find(f, key);
-    if (!r || !got || (int64_t)r->numel != vg_numel(got)) {
-        vg_test_fail(__FILE__, __LINE__, "%s: %s", what, !got ? vg_error() : !r ? "not in the reference" : "size differs");
-        return INFINITY;
-    }
-    float *ref = malloc(sizeof(float) * r->numel);
-    char err[256];
-    if (!ref || vg_st_read_f32(f, key, ref, r->numel, err, sizeof err)) { free(ref); vg_test_fail(__FILE__, __LINE__, "%s", key); return INFINITY; }
-    const vg_test_diff d = vg_test_compare(vg_data(vg_contiguous_raw(got)), ref, r->numel);
-    free(ref);
-    const double max_abs = d.max_abs, ref_max = d.ref_max, rel = d.rel;
-    if (getenv("VG_VERBOSE")) printf("      %-44s max abs %.3e  rel %.3e\n", what, max_abs, rel);
-    CHECK_MSG(rel <= 1e-4, "%s: max abs err %.3e, rel %.3e (|ref| max %.3e) > 1e-4", what, max_abs, rel, ref_max);
-    return rel;
+static double compare_ref(const char *what, vg_tensor *got, const vg_st_file *f, const char *key) {
+    return vg_test_check_ref(what, got, f, key, 1e-4);
 }
 
 /* "key": value in the JSON of the variant's kwargs (flat, numbers and booleans) */

@@ -256,22 +256,9 @@ static bool load_tensor(const vg_st_file *f, const char *name, vg_tensor *t, cha
 }
 
 /* max abs error, and relative to the reference's largest magnitude; prints one line */
-static double compare(const char *what, const vg_tensor *got, const vg_st_file *f, const char *key, double *max_rel_seen) {
-    const vg_st_tensor *r = vg_st_find(f, key);
-    if (!r || !got || (int64_t)r->numel != vg_numel(got)) {
-        vg_test_fail(__FILE__, __LINE__, "%s: %s", what, !got ? vg_error() : !r ? "not in the reference" : "size differs");
-        return INFINITY;
-    }
-    float *ref = malloc(sizeof(float) * r->numel);
-    char err[256];
-    vg_st_read_f32(f, key, ref, r->numel, err, sizeof err);
-    const vg_test_diff d = vg_test_compare(vg_data(vg_contiguous_raw(got)), ref, r->numel);
-    free(ref);
-    const double max_abs = d.max_abs, ref_max = d.ref_max, rel = d.rel;
-    if (getenv("VG_VERBOSE")) printf("      %-40s max abs %.3e  rel %.3e  (|ref| ≤ %.3e)\n", what, max_abs, rel, ref_max);
-    if (rel > *max_rel_seen) *max_rel_seen = rel;
-    if (!(rel <= 1e-4))
-        vg_test_fail(__FILE__, __LINE__, "%s: max abs err %.3e, rel %.3e (|ref| max %.3e) > 1e-4", what, max_abs, rel, ref_max);
+static double compare(const char *what, vg_tensor *got, const vg_st_file *f, const char *key, double *max_rel_seen) {
+    const double rel = vg_test_check_ref(what, got, f, key, 1e-4);
+    *max_rel_seen = vg_test_max(*max_rel_seen, rel);
     return rel;
 }
 
