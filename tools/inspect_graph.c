@@ -11,9 +11,9 @@
 int inspect_graph_main(int argc, char **argv);
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: inspect graph (--model PRESET [--depth N] | --ckpt FILE) --out GRAPH.dot [--batch B]\n"
-               "  PRESET: vit-tiny-cifar | vit-micro-cifar | vit-mnist | vit-tiny-in64\n"
-               "  --depth: keep only the first N blocks of the preset (one block is easy to read)\n"
+    fprintf(f, "usage: inspect graph (--model PRESET [--depth N] | --ckpt FILE) --out GRAPH.dot [--batch B]\n");
+    ic_print_presets(f);
+    fprintf(f, "  --depth: keep only the first N blocks of the preset (one block is easy to read)\n"
                "  --batch: images in the traced batch (default 2)\n"
                "Writes the graph of forward + cross-entropy loss: ops in topological order (boxes, with\n"
                "output shapes), parameters and the image as leaves (ellipses), one edge per op input.\n"
