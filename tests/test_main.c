@@ -4,6 +4,7 @@
  * the FP32 / bf16 GEMM micro-kernel the program was built with instead (tests/run.sh: the emulated
  * run). */
 #include "test.h"
+#include "base/clock.h"
 #include "gemm/gemm.h"
 #include "tensor/rng.h"
 #include <stdarg.h>
@@ -125,10 +126,9 @@ int main(int argc, char **argv) {
             selected = strstr(tests[i].name, argv[a]) || strstr(tests[i].file, argv[a]);
         if (!selected) continue;
         cur_failed = 0; cur_skipped = 0;
-        struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);
+        const double t0 = vg_now_s();
         tests[i].fn();
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+        const double ms = 1e3 * (vg_now_s() - t0);
         const char *status = cur_failed ? "FAIL" : cur_skipped ? "SKIP" : "ok";
         printf("  %-4s %-48s %8.1f ms  (%s)\n", status, tests[i].name, ms, tests[i].file);
         fflush(stderr);
