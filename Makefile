@@ -68,25 +68,27 @@ VG_SOURCE := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 $(B)/source.stamp: FORCE
 	@mkdir -p $(B); echo '$(VG_SOURCE)' | cmp -s - $@ || echo '$(VG_SOURCE)' > $@
 $(B)/f32/run/run_dir.o $(B)/f64/run/run_dir.o: $(B)/source.stamp
-$(B)/f32/run/run_dir.o $(B)/f64/run/run_dir.o: CFLAGS += -DVG_SOURCE='"$(VG_SOURCE)"'
+$(B)/f32/run/run_dir.o $(B)/f64/run/run_dir.o: DEFS = -DVG_SOURCE='"$(VG_SOURCE)"'
 
 # Each object depends on the headers it includes, as the compiler lists them (-MMD -MP writes
 # OBJ.d beside OBJ; the -include below reads them), so a change rebuilds what depends on it.
+# DEFS: per-object defines. They are not added to CFLAGS, which cflags.stamp records: a
+# target-specific CFLAGS would reach the stamp when it is remade for that target, and flip it.
 DEPFLAGS = -MMD -MP
 $(B)/f32/%.o: %.c $(B)/cflags.stamp
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) $(DEFS) $(DEPFLAGS) -c $< -o $@
 $(B)/mpi/dist/mpi.o: dist/mpi.c $(B)/cflags.stamp
 	@mkdir -p $(dir $@)
 	$(MPICC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 $(B)/f64/%.o: %.c $(B)/cflags.stamp
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(DEPFLAGS) -DVG_DOUBLE -c $< -o $@
+	$(CC) $(CFLAGS) $(DEFS) $(DEPFLAGS) -DVG_DOUBLE -c $< -o $@
 $(B)/faults/%.o: %.c $(B)/cflags.stamp
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(DEPFLAGS) -DVG_FAULTS -c $< -o $@
+	$(CC) $(CFLAGS) $(DEFS) $(DEPFLAGS) -DVG_FAULTS -c $< -o $@
 # the tests set faults in their own process (vg_fault_set)
-$(B)/f32/tests/%.o: CFLAGS += -DVG_FAULTS
+$(B)/f32/tests/%.o: DEFS = -DVG_FAULTS
 -include $(shell find $(B) -name '*.d' 2>/dev/null)
 
 $(B)/libvitgrad.a: $(OBJ32)
