@@ -10,6 +10,7 @@
 #include "isa/dispatch.h"
 #include "checkpoint/model_meta.h"
 #include "run/run.h"
+#include "base/durable.h"
 #include "dist/dist.h"
 #include <errno.h>
 #include <math.h>
@@ -40,14 +41,6 @@ static const char *default_data_dir(const char *dataset) {
     if (env && *env) return env;
     for (int i = 0; i < 3; i++) if (cands[i] && dir_exists(cands[i])) return cands[i];
     return cands[0];
-}
-
-static int mkdir_p(const char *path) {
-    char buf[2048];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++) if (*p == '/') { *p = 0; mkdir(buf, 0755); *p = '/'; }
-    if (mkdir(buf, 0755) && errno != EEXIST) return -1;
-    return 0;
 }
 
 /* ------------------------------------------------------------------ progress output */
@@ -237,10 +230,10 @@ int main(int argc, char **argv) {
 
     if (o.eval_only) {
         if (!model_path[0]) fprintf(stderr, "train: warning: --eval-only without --init/--resume evaluates a random model\n");
-        double t0 = run_now_s();
+        double t0 = vg_now_s();
         bool ok; eval_result r = trainer_evaluate(t, test, o.eval_batch, o.loader_threads, err, &ok);
         if (ok) {       /* the time and memory first: the report (from "test top-1:" on) is the same every run */
-            printf("evaluated in %.1f s (batch %d); peak RSS %ld MiB\n", run_now_s() - t0, o.eval_batch, run_peak_rss_mib());
+            printf("evaluated in %.1f s (batch %d); peak RSS %ld MiB\n", vg_now_s() - t0, o.eval_batch, run_peak_rss_mib());
             eval_report_print(&r, test, stdout);
         }
         free(r.confusion);
@@ -273,7 +266,8 @@ int main(int argc, char **argv) {
         if (rank == 0 && run_dir_trim_metrics(o.out, t->step, err)) FAIL();
     }
     /* rank 0 writes the outputs (metrics.csv, checkpoints, confusion.txt); the others /dev/null */
-    if (rank == 0 && mkdir_p(o.out)) { fprintf(stderr, "train: %s: cannot create the output directory: %s\n", o.out, strerror(errno)); return finish(1); }
+    char mkerr[512];
+    if (rank == 0 && vg_mkdir_p(o.out, mkerr, sizeof mkerr)) { fprintf(stderr, "train: cannot create the output directory: %s\n", mkerr); return finish(1); }
     if (rank == 0) run_dir_log_command(o.out, argc, argv, nproc, omp_get_max_threads());
     char csv_path[2100];
     if (rank == 0) snprintf(csv_path, sizeof csv_path, "%s/metrics.csv", o.out);
@@ -294,7 +288,7 @@ int main(int argc, char **argv) {
            o.amp ? ", --amp: " : "", o.amp ? run_amp_describe() : "",
            (long long)o.eval_every, (long long)o.save_every, o.every_in_steps ? "steps" : "epochs");
     if (o.patch_drop_until_step >= 0) printf("patch dropout %g until step %lld, then every patch\n", t->model.cfg.patch_drop_rate, (long long)o.patch_drop_until_step);
-    double t_start = run_now_s(), t_log = t_start;
+    double t_start = vg_now_s(), t_log = t_start;
     int64_t last_saved = -1, log_n = 0, log_correct = 0, log_images = 0;
     double log_loss = 0;
     char last_ckpt[2200] = "";
@@ -319,15 +313,15 @@ int main(int argc, char **argv) {
         log_loss += loss; log_correct += correct; log_images += b.global_n; log_n++;
         int64_t epoch = (t->step - 1) / per_epoch;
         bool epoch_end = t->step % per_epoch == 0 || t->step == total;
-        double wall = t->wall_offset + run_now_s() - t_start;
+        double wall = t->wall_offset + vg_now_s() - t_start;
         if (t->step % o.log_every == 0 || epoch_end) {
-            double ips = log_images / (run_now_s() - t_log);
-            double eta = (run_now_s() - t_log) / (double)log_n * (double)(total - t->step);
+            double ips = log_images / (vg_now_s() - t_log);
+            double eta = (vg_now_s() - t_log) / (double)log_n * (double)(total - t->step);
             progress(tty, t->step, total, (t->step - 1) % per_epoch + 1, per_epoch, (int)epoch, ips, log_loss / (double)log_n, lr, eta);
             fprintf(csv, "%lld,%.4f,%.6f,%.6e,%.4f,,,%.1f,%.1f,,\n", (long long)t->step, (double)t->step / (double)per_epoch,
                     log_loss / (double)log_n, lr, (double)log_correct / (double)log_images, ips, wall);
             fflush(csv);
-            log_n = 0; log_loss = 0; log_correct = 0; log_images = 0; t_log = run_now_s();
+            log_n = 0; log_loss = 0; log_correct = 0; log_images = 0; t_log = vg_now_s();
         }
         bool at_unit = t->step % unit == 0, do_eval = run_eval_due(&o, t->step, total, unit);
         /* a stop signal on any rank stops every rank after the same step (one collective per step) */
@@ -339,7 +333,7 @@ int main(int argc, char **argv) {
             int rc = eval_and_log(&o, test, per_epoch, total, wall, err);
             if (rc < 0) FAIL();
             if (rc > 0) interrupted = stop_now = do_save = eval_cut = true;   /* a signal during the evaluation */
-            t_log = run_now_s();
+            t_log = vg_now_s();
         }
         if (do_save) {
             if (rank == 0 && trainer_save_checkpoint(t, &o, &sched, loader, wall, err)) {
@@ -348,7 +342,7 @@ int main(int argc, char **argv) {
             }
             last_saved = t->step;
             snprintf(last_ckpt, sizeof last_ckpt, "%s/checkpoints/step-%08lld", o.out, (long long)t->step);
-            t_log = run_now_s();
+            t_log = vg_now_s();
         }
         if (stop_now) {
             char cmd[8192];
@@ -361,7 +355,7 @@ int main(int argc, char **argv) {
             break;
         }
     }
-    double wait = vg_loader_wait_seconds(loader), total_s = run_now_s() - t_start;
+    double wait = vg_loader_wait_seconds(loader), total_s = vg_now_s() - t_start;
     printf("done: %lld steps in %.1f s; data-loader wait %.2f s (%.2f%% of the time); peak RSS %ld MiB\n",
            (long long)t->step, total_s, wait, total_s > 0 ? 100 * wait / total_s : 0.0, run_peak_rss_mib());
     int64_t dropped; double g_drop, g_full, tflop = trainer_compute_tflop(t, &o, &dropped, &g_drop, &g_full);

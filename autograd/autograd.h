@@ -26,6 +26,8 @@ struct vg_node {
     int64_t        ints[VG_MAX_DIMS * 2];            /* axes, permutations, offsets */
     void          *ctx;                              /* op-specific arena data */
     int            mark;                             /* engine bookkeeping */
+    bool           reads_out;                        /* backward reads `out`'s values (tanh, exp,
+                                                        sqrt, div): out must not be overwritten */
 };
 
 /* ---- grad mode ---- */
@@ -119,11 +121,13 @@ void vg_profile_rule_end_(const vg_node *n);
 
 /* ---- elementwise, with NumPy/PyTorch broadcasting ---- */
 vg_tensor *vg_add(vg_tensor *a, vg_tensor *b);
-/* a + b written over b's storage, for a residual connection x + f(x): b must be a step temporary
- * that no other tensor views and no recorded op saved for its backward (a Linear's or dropout's
- * output qualifies: their backward keeps inputs, weights and masks, not outputs). b's values are
- * gone afterwards. Falls back to vg_add when shapes differ or a/b are not plain contiguous arena
- * tensors. Gradients as vg_add. */
+/* a + b written over b's storage, for a residual connection x + f(x) (saves one activation per
+ * residual): b's values are gone afterwards. It writes in place only when nothing can need them:
+ * b is a contiguous arena tensor of a's shape, not a's storage, not a leaf that requires grad, no
+ * recorded op took b's storage as an input (storage->consumers == 0; views included), and the op
+ * that produced b does not read its output in backward (node->reads_out: tanh, exp, sqrt,
+ * div do). A Linear's, dropout's or drop-path's output qualifies. Otherwise it is vg_add.
+ * Gradients and values as vg_add. */
 vg_tensor *vg_add_into(vg_tensor *a, vg_tensor *b);
 vg_tensor *vg_sub(vg_tensor *a, vg_tensor *b);
 vg_tensor *vg_mul(vg_tensor *a, vg_tensor *b);
@@ -138,7 +142,6 @@ vg_tensor *vg_sqrt(vg_tensor *a);
 vg_tensor *vg_rsqrt(vg_tensor *a);
 vg_tensor *vg_tanh(vg_tensor *a);
 vg_tensor *vg_relu(vg_tensor *a);
-vg_tensor *vg_gelu(vg_tensor *a);           /* exact: x·Φ(x) = x/2·(1 + erf(x/√2)) */
 
 /* ---- reductions over a set of axes (negative axes count from the end) ---- */
 vg_tensor *vg_sum(vg_tensor *a, int naxes, const int *axes, bool keepdim);
@@ -148,10 +151,6 @@ vg_tensor *vg_sum_all(vg_tensor *a);
 vg_tensor *vg_mean_all(vg_tensor *a);
 /* Sum g over its broadcast axes so it has `ndim, shape` (the inverse of expand). No graph. */
 vg_tensor *vg_sum_to_shape(const vg_tensor *g, int ndim, const int64_t *shape);
-
-/* ---- softmax family (numerically stable: max subtracted) ---- */
-vg_tensor *vg_softmax(vg_tensor *a, int dim);
-vg_tensor *vg_log_softmax(vg_tensor *a, int dim);
 
 /* ---- matrix product: (…, M, K) @ (…, K, N), batch dims broadcast; 1-D operands as PyTorch ---- */
 vg_tensor *vg_matmul(vg_tensor *a, vg_tensor *b);

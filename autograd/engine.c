@@ -22,7 +22,11 @@ vg_node *vg_record(vg_tensor *out, const char *op, vg_backward_fn backward, int 
     node->backward = backward;
     node->out = out;
     node->n_inputs = n;
-    for (int i = 0; i < n; i++) node->inputs[i] = inputs[i];
+    for (int i = 0; i < n; i++) {
+        node->inputs[i] = inputs[i];
+        /* its values may be read in backward (parameters are never overwritten: not counted) */
+        if (inputs[i] && !inputs[i]->storage->persistent) inputs[i]->storage->consumers++;
+    }
     out->node = node;
     out->requires_grad = true;
     vg_profile_recorded_(node);

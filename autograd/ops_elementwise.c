@@ -105,7 +105,7 @@ static vg_tensor *binary(binary_op op, vg_tensor *a, vg_tensor *b, const char *n
     if (!a || !b) return NULL;
     vg_tensor *out = binary_raw(op, a, b);
     vg_tensor *in[2] = {a, b};
-    if (out && vg_needs_grad(2, in)) vg_record(out, name, bw, 2, in);
+    if (out && vg_needs_grad(2, in)) vg_record(out, name, bw, 2, in)->reads_out = op == B_DIV;  /* div_backward: out / b */
     return out;
 }
 
@@ -114,8 +114,9 @@ vg_tensor *vg_add(vg_tensor *a, vg_tensor *b) { return binary(B_ADD, a, b, "add"
 /* a + b stored over b (see autograd.h): saves one activation per residual connection. */
 vg_tensor *vg_add_into(vg_tensor *a, vg_tensor *b) {
     if (!a || !b) return NULL;
+    const bool b_needed = b->storage->consumers > 0 || (b->node ? b->node->reads_out : b->requires_grad);
     if (!vg_same_shape(a, b) || !vg_is_contiguous(a) || !vg_is_contiguous(b) ||
-        b->persistent || b->storage->persistent || a->storage == b->storage)
+        b->persistent || b->storage->persistent || a->storage == b->storage || b_needed)
         return vg_add(a, b);
     const real *x = vg_data(a);
     real *y = vg_data(b);
@@ -133,7 +134,7 @@ vg_tensor *vg_mul(vg_tensor *a, vg_tensor *b) { return binary(B_MUL, a, b, "mul"
 vg_tensor *vg_div(vg_tensor *a, vg_tensor *b) { return binary(B_DIV, a, b, "div", div_backward); }
 
 /* ================================================================ unary ops */
-typedef enum { U_NEG, U_ADDS, U_MULS, U_POW, U_EXP, U_LOG, U_SQRT, U_RSQRT, U_TANH, U_RELU, U_GELU } unary_op;
+typedef enum { U_NEG, U_ADDS, U_MULS, U_POW, U_EXP, U_LOG, U_SQRT, U_RSQRT, U_TANH, U_RELU } unary_op;
 
 /* The loops below are written once per op (the switch is outside the element loop), so that the
  * cheap ops (neg, scalar add/mul, relu, sqrt) vectorise; the math per element is the same. */
@@ -156,7 +157,6 @@ static void apply_unary(unary_op op, const real *xp, real *o, int64_t len, doubl
     case U_RSQRT: MAP_ELEMENTS((real)(1.0 / sqrt((double)x))); break;
     case U_TANH:  MAP_ELEMENTS((real)tanh((double)x)); break;
     case U_RELU:  MAP_ELEMENTS(x > 0 ? x : 0); break;
-    case U_GELU:  MAP_ELEMENTS((real)(0.5 * (double)x * (1.0 + erf((double)x * 0.70710678118654752440)))); break;
     }
 }
 
@@ -184,15 +184,11 @@ static void unary_grad(unary_op op, const real *xp, const real *yp, const real *
     case U_RSQRT: MAP_GRAD(g * (real)(-0.5 * (double)y * (double)y * (double)y)); break;
     case U_TANH:  MAP_GRAD(g * (1 - y * y)); break;
     case U_RELU:  MAP_GRAD(x > 0 ? g : 0); break;
-    case U_GELU:  /* gelu' = Φ(x) + x·φ(x) */
-        MAP_GRAD(g * (real)(0.5 * (1.0 + erf((double)x * 0.70710678118654752440)) +
-                            (double)x * (0.39894228040143267794 * exp(-0.5 * (double)x * (double)x))));
-        break;
     }
 }
 
 static const char *unary_names[] = {"neg", "add_scalar", "mul_scalar", "pow", "exp", "log",
-                                    "sqrt", "rsqrt", "tanh", "relu", "gelu"};
+                                    "sqrt", "rsqrt", "tanh", "relu"};
 
 static void unary_backward(vg_node *n, const vg_tensor *g) {
     vg_tensor *x = vg_contiguous_raw(n->inputs[0]);
@@ -209,6 +205,7 @@ static vg_tensor *unary(unary_op op, vg_tensor *a, double s) {
     apply_unary(op, vg_data(x), vg_data(out), vg_numel(out), s);
     if (vg_needs_grad(1, &a)) {
         vg_node *n = vg_record(out, unary_names[op], unary_backward, 1, &a);
+        n->reads_out = op == U_EXP || op == U_SQRT || op == U_RSQRT || op == U_TANH;  /* unary_grad's y */
         n->ints[0] = op;
         n->scalars[0] = s;
     }
@@ -225,4 +222,3 @@ vg_tensor *vg_sqrt(vg_tensor *a) { return unary(U_SQRT, a, 0); }
 vg_tensor *vg_rsqrt(vg_tensor *a) { return unary(U_RSQRT, a, 0); }
 vg_tensor *vg_tanh(vg_tensor *a) { return unary(U_TANH, a, 0); }
 vg_tensor *vg_relu(vg_tensor *a) { return unary(U_RELU, a, 0); }
-vg_tensor *vg_gelu(vg_tensor *a) { return unary(U_GELU, a, 0); }

@@ -13,6 +13,7 @@
  * forward and backward sums and its per-step totals (for the median). Rows are created in the
  * first profiled step; later steps allocate nothing. */
 #include "autograd.h"
+#include "base/clock.h"
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -35,11 +36,6 @@ static int n_rows, max_steps, steps_done;
 static row rows[MAX_ROWS];
 static double mark;
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* The row for an op (n) or a phase (n NULL). When the table is full, new keys share its last row
  * ("more ops"). NULL when out of memory. */
@@ -74,7 +70,7 @@ static row *find_row(const char *name, const vg_node *n) {
 
 /* charge the time since the mark to r's forward (or phase) column and move the mark */
 static void charge(row *r) {
-    const double t = now();
+    const double t = vg_now_s();
     if (r) r->cur_fwd += t - mark;
     mark = t;
 }
@@ -98,7 +94,7 @@ bool vg_profile_active(void) { return on && in_step; }
 void vg_profile_step_begin(void) {
     if (!on || steps_done >= max_steps) return;
     in_step = true;
-    mark = now();
+    mark = vg_now_s();
 }
 
 void vg_profile_phase(const char *name) {
@@ -138,22 +134,13 @@ void vg_profile_rule_begin_(void) {
 
 void vg_profile_rule_end_(const vg_node *n) {
     if (!on || !in_step) return;
-    const double t = now();
+    const double t = vg_now_s();
     row *r = find_row(n->op, n);
     if (r) { r->cur_bwd += t - mark; r->bwd_calls++; }
     mark = t;
 }
 
 /* ---------------------------------------------------------------- results */
-static int cmp_double(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 int vg_profile_rows(vg_profile_row *out, int max) {
     const int n = steps_done;
@@ -171,7 +158,7 @@ int vg_profile_rows(vg_profile_row *out, int max) {
         o->fwd_calls = (double)r->fwd_calls / n; o->bwd_calls = (double)r->bwd_calls / n;
         o->fwd_ms = 1e3 * r->sum_fwd / n; o->bwd_ms = 1e3 * r->sum_bwd / n;
         for (int s = 0; s < n; s++) tmp[s] = 1e3 * r->step_total[s];
-        o->median_ms = median(tmp, n);
+        o->median_ms = vg_median(tmp, n);
     }
     free(tmp);
     return k;

@@ -7,9 +7,10 @@
  * head)'s Q, K, V contiguous 65×64 blocks), or hot. Not a test; the hot/cold figures in
  * docs/benchmarks.md come from it.
  *
- *   gcc -std=c11 -D_GNU_SOURCE -O3 -march=native -fopenmp -ffp-contract=fast -I. \
- *       bench/attention_probe.c gemm/fp32.c -o attention_probe
+ *   make && gcc -std=c11 -D_GNU_SOURCE -O3 -fopenmp -ffp-contract=fast -I. \
+ *       bench/attention_probe.c build/libvitgrad.a -o attention_probe -lpng -lz -lm
  *   OMP_NUM_THREADS=1 chrt -f 1 ./attention_probe */
+#include "../base/clock.h"
 #include "gemm/gemm.h"
 #include "tensor/lanes.h"
 #include <stdio.h>
@@ -18,11 +19,6 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
 
 enum { B = 128, N = 65, D = 192, H = 3, HD = 64, LD = 3 * D, NN = N * N };
 
@@ -68,9 +64,9 @@ static void whole_loops(float *qkv, float *S, float *O) {
             double best = 1e30;
             for (int rep = 0; rep < 9; rep++) {
                 for (long i = 0; i < (16L << 20); i += 16) junk[i] += 1.f;    /* 64 MiB: evicts L3 */
-                const double t = now();
+                const double t = vg_now_s();
                 pair_loop(bwd, layout, qkv, dqkv, S, dS, O);
-                const double dt = now() - t;
+                const double dt = vg_now_s() - t;
                 if (dt < best) best = dt;
             }
             printf("%s %-19s %6.2f ms\n", bwd ? "backward" : "forward ", layouts[layout], best * 1e3);
@@ -90,7 +86,7 @@ int main(void) {
         for (int kind = 0; kind < 4; kind++) {
             double best = 1e30;
             for (int rep = 0; rep < 7; rep++) {
-                const double t = now();
+                const double t = vg_now_s();
                 for (int bh = 0; bh < B * H; bh++) {
                     const int b = hot ? 0 : bh / H, h = bh % H;
                     float *Q = qkv + (long)b * N * LD + h * HD, *K = Q + D, *V = Q + 2 * D;
@@ -100,7 +96,7 @@ int main(void) {
                     if (kind == 2) vg_gemm(1, 0, N, HD, N, 1, P, N, o, D, 0, V, LD);
                     if (kind == 3) vg_gemm(0, 1, N, N, HD, 1, o, D, V, LD, 0, P, N);
                 }
-                const double dt = now() - t;
+                const double dt = vg_now_s() - t;
                 if (dt < best) best = dt;
             }
             printf("%s %s: %.1f GFLOP/s (%.1f µs per product)\n", names[kind], hot ? "hot " : "cold",

@@ -6,6 +6,7 @@
  *          all twelve products: forward (NT), dX (NN) and dW (TN) of qkv, proj, fc1, fc2
  *
  *   make build/bf16_gemm_probe && build/bf16_gemm_probe [ROUNDS [tiny|micro]] */
+#include "../base/clock.h"
 #include "gemm/gemm.h"
 #include <omp.h>
 #include <stdio.h>
@@ -14,11 +15,6 @@
 #include <stdbool.h>
 #include <time.h>
 
-static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
-static int cmp_double(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv) {
     const int rounds = argc > 1 ? atoi(argv[1]) : 5;
@@ -57,15 +53,15 @@ int main(int argc, char **argv) {
             for (long i = 0; i < (long)K * N; i++) B[i] = (float)rand() / RAND_MAX - 0.5f;
             double f32[100], b16[100];
             for (int r = -1; r < rounds; r++) {                      /* round -1 warms up */
-                double t0 = now();
+                double t0 = vg_now_s();
                 vg_gemm(tA, tB, M, N, K, 1, A, tA ? M : K, B, tB ? K : N, 0, C, N);
-                double t1 = now();
+                double t1 = vg_now_s();
                 vg_gemm_bf16(tA, tB, M, N, K, 1, A, tA ? M : K, B, tB ? K : N, 0, C, N);
-                double t2 = now();
+                double t2 = vg_now_s();
                 if (r >= 0) { f32[r] = 2.0 * M * N * K / (t1 - t0) * 1e-9; b16[r] = 2.0 * M * N * K / (t2 - t1) * 1e-9; }
             }
-            qsort(f32, (size_t)rounds, sizeof(double), cmp_double);
-            qsort(b16, (size_t)rounds, sizeof(double), cmp_double);
+            qsort(f32, (size_t)rounds, sizeof(double), vg_cmp_double);
+            qsort(b16, (size_t)rounds, sizeof(double), vg_cmp_double);
             printf("| %dx%dx%d | %c%c | %s | %d | %.1f | %.1f | %.2f |\n", M, N, K, tA ? 'T' : 'N', tB ? 'T' : 'N',
                    shapes[s].use, t, f32[rounds / 2], b16[rounds / 2], b16[rounds / 2] / f32[rounds / 2]);
             free(A); free(B); free(C);

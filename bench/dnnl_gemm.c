@@ -28,6 +28,7 @@
  *           bench/dnnl_gemm.c build/libvitgrad.a -o dnnl_gemm -ldnnl -fopenmp -lstb -lpng -lz -lm -lpthread
  *   OMP_NUM_THREADS=2 ./build/dnnl_gemm [ROUNDS] [USE]      USE: only rows whose use contains it,
  *                                                          e.g. "qkv forward" */
+#include "../base/clock.h"
 #include "gemm/gemm.h"
 #include <math.h>
 #include <oneapi/dnnl/dnnl.h>
@@ -39,11 +40,6 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
-static int cmp_double(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* a failed oneDNN call: which one and its status, then the caller returns 1 */
 #define DNNL(call) do { dnnl_status_t st_ = (call); if (st_ != dnnl_success) { \
@@ -142,8 +138,6 @@ static double rel_diff(const float *C, const float *R, size_t n) {
     return big > 0 ? diff / big : diff;
 }
 
-static double median(double *x, int n) { qsort(x, (size_t)n, sizeof *x, cmp_double); return x[n / 2]; }
-
 int main(int argc, char **argv) {
     const int rounds = argc > 1 ? atoi(argv[1]) : 5;
     const char *only = argc > 2 ? argv[2] : NULL;
@@ -193,15 +187,15 @@ int main(int argc, char **argv) {
         const double flop = 2.0 * M * N * K;
         double vb[100], dm[100], dr[100], vf[100];
         for (int r = -1; r < rounds; r++) {                          /* round -1 warms up */
-            double t0 = now();
+            double t0 = vg_now_s();
             vg_gemm_bf16(s->tA, s->tB, M, N, K, 1, A, lda, B, ldb, 0, Cv, N);
-            double t1 = now();
+            double t1 = vg_now_s();
             if (onednn_matmul(&g, st)) return 1;
-            double t2 = now();
+            double t2 = vg_now_s();
             if (onednn_reorders(&g, st) || onednn_matmul(&g, st)) return 1;
-            double t3 = now();
+            double t3 = vg_now_s();
             vg_gemm(s->tA, s->tB, M, N, K, 1, A, lda, B, ldb, 0, Cf, N);
-            double t4 = now();
+            double t4 = vg_now_s();
             if (r >= 0) {
                 vb[r] = flop / (t1 - t0) * 1e-9; dm[r] = flop / (t2 - t1) * 1e-9;
                 dr[r] = flop / (t3 - t2) * 1e-9; vf[r] = flop / (t4 - t3) * 1e-9;
@@ -212,8 +206,8 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < nb; i++) B[i] = round_bf16(B[i]);
         vg_gemm(s->tA, s->tB, M, N, K, 1, A, lda, B, ldb, 0, Cf, N);
         const double diff_d = rel_diff(Cd, Cf, nc), diff_v = rel_diff(Cv, Cf, nc);
-        const double gvb = median(vb, rounds), gdm = median(dm, rounds);
-        const double gdr = median(dr, rounds), gvf = median(vf, rounds);
+        const double gvb = vg_median(vb, rounds), gdm = vg_median(dm, rounds);
+        const double gdr = vg_median(dr, rounds), gvf = vg_median(vf, rounds);
         printf("| %dx%dx%d | %c%c | %s | %d | %.1f | %.1f | %.1f | %.2f | %.2f | %.1f | %s | %.1e, %.1e |\n", M, N, K,
                s->tA ? 'T' : 'N', s->tB ? 'T' : 'N', s->use, threads, gvb, gdm, gdr, gvb / gdm, gvb / gdr, gvf,
                g.impl, diff_d, diff_v);

@@ -1,14 +1,15 @@
 /* gemm_bench.c — vg_gemm against OpenBLAS's cblas_sgemm on the ViT's shapes. Not a test.
  *
  * Build (float build only) and run, with OpenBLAS free to pick its best kernel:
- *   gcc -std=c11 -D_GNU_SOURCE -O3 -march=native -fopenmp -Wall -Wextra -Wshadow \
- *       -Wno-unused-parameter -I. bench/gemm_bench.c gemm/fp32.c -o gemm_bench -lopenblas -lm
+ *   make && gcc -std=c11 -D_GNU_SOURCE -O3 -fopenmp -Wall -Wextra -Wshadow \
+ *       -Wno-unused-parameter -I. bench/gemm_bench.c build/libvitgrad.a -o gemm_bench -lopenblas -lpng -lz -lm
  *   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE ./gemm_bench [reps]
  *
  * Each row times both libraries in alternation (vitgrad, OpenBLAS, vitgrad, ...) on the same
  * operands and reports the median GFLOP/s of `reps` rounds. Threads: omp_set_num_threads for
  * vitgrad, openblas_set_num_threads for OpenBLAS. Between the two libraries we sleep briefly so
  * the other library's idle worker threads stop spinning on the shared cores. */
+#include "../base/clock.h"
 #include "gemm/gemm.h"
 #include <cblas.h>
 #include <math.h>
@@ -20,21 +21,8 @@
 
 void openblas_set_num_threads(int);
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
 static void nap(int threads) {
     if (threads > 1) { struct timespec t = { 0, 200 * 1000 * 1000 }; nanosleep(&t, NULL); }
-}
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-static double median(double *v, int n) {
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 static float *make(long n, unsigned seed) {
     float *p = aligned_alloc(64, ((size_t)n * sizeof(float) + 63) / 64 * 64);
@@ -71,22 +59,22 @@ static void run_case(const bench_case *c, int threads, int reps) {
     omp_set_num_threads(threads);
     openblas_set_num_threads(threads);
     for (int r = -1; r < reps; r++) {              /* round -1 is warm-up */
-        double t0 = now();
+        double t0 = vg_now_s();
         for (int it = 0; it < inner; it++)
             vg_gemm_batched(batch, tA, tB, M, N, K, 1.0f, A, lda, sA, B, ldb, sB, 0.0f, C1, ldc, sC);
-        double t1 = now();
+        double t1 = vg_now_s();
         nap(threads);
-        double t2 = now();
+        double t2 = vg_now_s();
         for (int it = 0; it < inner; it++)
             for (int b = 0; b < batch; b++)
                 cblas_sgemm(CblasRowMajor, tA ? CblasTrans : CblasNoTrans,
                             tB ? CblasTrans : CblasNoTrans, M, N, K, 1.0f, A + b * sA, lda,
                             B + b * sB, ldb, 0.0f, C2 + b * sC, ldc);
-        double t3 = now();
+        double t3 = vg_now_s();
         nap(threads);
         if (r >= 0) { tv[r] = flop * inner / (t1 - t0) * 1e-9; to[r] = flop * inner / (t3 - t2) * 1e-9; }
     }
-    double gv = median(tv, reps), go = median(to, reps);
+    double gv = vg_median(tv, reps), go = vg_median(to, reps);
     char shape[64];
     if (batch > 1) snprintf(shape, sizeof shape, "%d x %dx%dx%d", batch, M, N, K);
     else snprintf(shape, sizeof shape, "%dx%dx%d", M, N, K);

@@ -2,11 +2,12 @@
  * (as in the training step, where operands come from memory). Not a test; used for the single-shape
  * figures in docs/benchmarks.md (e.g. alternate two builds of it to compare a change).
  *
- *   gcc -std=c11 -D_GNU_SOURCE -O3 -march=native -fopenmp -ffp-contract=fast -I. \
- *       bench/gemm_one.c gemm/fp32.c -o gemm_one
+ *   make && gcc -std=c11 -D_GNU_SOURCE -O3 -fopenmp -ffp-contract=fast -I. \
+ *       bench/gemm_one.c build/libvitgrad.a -o gemm_one -lpng -lz -lm
  *   OMP_NUM_THREADS=1 chrt -f 1 ./gemm_one M N K OP REPS      (OP: NN, NT, TN or TT)
  *
  * Prints the best time (and its GFLOP/s) and the mean GFLOP/s over REPS products. */
+#include "../base/clock.h"
 #include "gemm/gemm.h"
 #include <omp.h>
 #include <stdio.h>
@@ -14,11 +15,6 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
 
 int main(int argc, char **argv) {
     if (argc != 6 || strlen(argv[4]) != 2 || !strchr("NT", argv[4][0]) || !strchr("NT", argv[4][1])) {
@@ -40,9 +36,9 @@ int main(int argc, char **argv) {
     double best = 1e30, sum = 0;
     for (int r = 0; r < reps; r++) {
         for (long i = 0; i < flush_bytes; i += 64) flush[i]++;
-        const double t = now();
+        const double t = vg_now_s();
         vg_gemm(tA, tB, M, N, K, 1.0f, A, tA ? M : K, B, tB ? K : N, 0.0f, C, N);
-        const double dt = now() - t;
+        const double dt = vg_now_s() - t;
         if (dt < best) best = dt;
         sum += dt;
     }

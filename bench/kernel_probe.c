@@ -9,6 +9,7 @@
  *    loads) and 4×24 (4 broadcasts + 2 loads + 4 FMAs with a memory operand), next to 12 FMAs per
  *    iteration with no loads at all. If the broadcasts bounded the kernel, the variants would differ.
  * 2. Read bandwidth from memory: one thread and two threads summing a 256 MiB array. */
+#include "../base/clock.h"
 #include <immintrin.h>
 #include <omp.h>
 #include <stdio.h>
@@ -16,11 +17,6 @@
 #include <string.h>
 #include <time.h>
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
 
 #define ZERO12 "vxorps %%ymm0,%%ymm0,%%ymm0\n vxorps %%ymm1,%%ymm1,%%ymm1\n vxorps %%ymm2,%%ymm2,%%ymm2\n" \
     "vxorps %%ymm3,%%ymm3,%%ymm3\n vxorps %%ymm4,%%ymm4,%%ymm4\n vxorps %%ymm5,%%ymm5,%%ymm5\n"         \
@@ -52,7 +48,7 @@ static double now(void) {
 /* kc k steps (4 per loop iteration) of one shape over panels a, b; repeated `calls` times */
 #define SHAPE(NAME, STEP, ASTEP, BSTEP)                                                            \
     static double NAME(const float *a, const float *b, int kc, long calls) {                      \
-        double t = now();                                                                           \
+        double t = vg_now_s();                                                                           \
         for (long c = 0; c < calls; c++) {                                                          \
             const float *pa = a, *pb = b;                                                           \
             long n = kc / 4;                                                                        \
@@ -63,7 +59,7 @@ static double now(void) {
                                "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",      \
                                "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");                       \
         }                                                                                           \
-        return 192.0 * kc * calls / (now() - t) / 1e9;  /* 12 FMAs × 8 lanes × 2 per k step */     \
+        return 192.0 * kc * calls / (vg_now_s() - t) / 1e9;  /* 12 FMAs × 8 lanes × 2 per k step */     \
     }
 SHAPE(k6x16, K6x16, 24, 64)
 SHAPE(k6x16_loads, K6x16_LOADS, 24, 64)
@@ -72,7 +68,7 @@ SHAPE(k4x24, K4x24, 16, 96)
 SHAPE(fma_only, FMA_ONLY, 0, 0)
 
 static double read_gbs(const float *x, long n, int threads) {
-    double t = now();
+    double t = vg_now_s();
     float total = 0;
     #pragma omp parallel num_threads(threads) reduction(+ : total)
     {
@@ -89,7 +85,7 @@ static double read_gbs(const float *x, long n, int threads) {
         _mm256_storeu_ps(f, _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
         for (int j = 0; j < 8; j++) total += f[j];
     }
-    t = now() - t;
+    t = vg_now_s() - t;
     if (total == 12345.f) puts("");                 /* keeps the sum */
     return 4.0 * n / t / 1e9;
 }

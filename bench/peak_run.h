@@ -8,17 +8,13 @@
  * (docs/benchmarks.md, ninth round). flop_per_iter: FLOPs one thread does per iteration. */
 #ifndef VG_BENCH_PEAK_RUN_H
 #define VG_BENCH_PEAK_RUN_H
+#include "../base/clock.h"
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
-static inline double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
 
-static inline int cmp_double(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* argv[1], argv[2] as above; 0 when they are valid, else the usage is printed and 2 returned */
 static inline int peak_args(int argc, char **argv, int *maxt, int *reps) {
@@ -39,18 +35,18 @@ static inline int peak_main(int maxt, int reps, const char *name, const char *no
     for (int t = 1; t <= maxt; t++) {
         double best = 0;
         for (int rep = 0; rep < reps; rep++) {
-            double t0 = now();
+            double t0 = vg_now_s();
             float s = 0;
             #pragma omp parallel num_threads(t) reduction(+ : s)
             s += loop(iters, (float)omp_get_thread_num());
-            double dt = now() - t0;
+            double dt = vg_now_s() - t0;
             sink += s;
             all[rep] = (double)t * iters * flop_per_iter / dt * 1e-9;
             if (all[rep] > best) best = all[rep];
         }
         printf("%s_peak threads %d GFLOP/s %.1f (%s)\n", name, t, best, note);
         if (reps >= 10) {
-            qsort(all, (size_t)reps, sizeof *all, cmp_double);
+            qsort(all, (size_t)reps, sizeof *all, vg_cmp_double);
             printf("%s_spread threads %d over %d runs of ~%.2f s: median %.1f, 10th percentile %.1f, worst %.1f GFLOP/s\n",
                    name, t, reps, (double)t * iters * flop_per_iter / best * 1e-9, all[reps / 2],
                    all[reps / 10], all[0]);

@@ -1,5 +1,7 @@
 /* checkpoint.c — writing and switching checkpoint pairs; loading parameters by name. */
 #include "checkpoint.h"
+#include "base/durable.h"
+#include "base/fault.h"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -16,61 +18,14 @@
 #define REAL_ST VG_ST_F32
 #endif
 
-static int fsync_path(const char *path) {
-    int fd = open(path, O_RDONLY | O_DIRECTORY);
-    if (fd < 0) return -1;
-    int rc = fsync(fd);
-    if (rc != 0 && (errno == EINVAL || errno == EROFS)) rc = 0;
-    close(fd);
-    return rc;
-}
-
-static int mkdir_p(const char *path, char *err, size_t errlen) {
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST) { snprintf(err, errlen, "%s: cannot create directory: %s", buf, strerror(errno)); return -1; }
-        *p = '/';
-    }
-    if (mkdir(buf, 0755) != 0 && errno != EEXIST) { snprintf(err, errlen, "%s: cannot create directory: %s", buf, strerror(errno)); return -1; }
-    return 0;
-}
-
-/* make `link` a symlink to `target` by rename(2) of a fresh temporary symlink: atomic */
-static int switch_symlink(const char *dir, const char *name, const char *target, char *err, size_t errlen) {
-    char tmp[4096 + 64], link[4096 + 64];
-    snprintf(tmp, sizeof tmp, "%s/.%s.tmp.%d", dir, name, (int)getpid());
-    snprintf(link, sizeof link, "%s/%s", dir, name);
-    unlink(tmp);
-    if (symlink(target, tmp) != 0) { snprintf(err, errlen, "%s: cannot create symlink: %s", tmp, strerror(errno)); return -1; }
-    if (rename(tmp, link) != 0) { snprintf(err, errlen, "%s: cannot replace: %s", link, strerror(errno)); unlink(tmp); return -1; }
-    return 0;
-}
-
-static void remove_step_dir(const char *path) {
-    char f[4096 + 300];
-    DIR *d = opendir(path);
-    if (!d) return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        snprintf(f, sizeof f, "%s/%s", path, e->d_name);
-        unlink(f);
-    }
-    closedir(d);
-    rmdir(path);
-}
-
-/* Test hook: VG_TEST_KILL_IN_CHECKPOINT=K sends this process SIGKILL at the K-th kill point of its
- * checkpoint writes (counted from 1 over the whole process): after each file of a pair is written,
- * after `latest` is switched, and after the stable names are set. Each is a moment a crash can
- * happen; tests/test_reliability.c resumes from whatever it leaves. */
+/* Test fault "kill_in_checkpoint=K" (base/fault.h): this process sends itself SIGKILL at the K-th
+ * kill point of its checkpoint writes (counted from 1 over the whole process): after each file of a
+ * pair is written, after `latest` is switched, and after the stable names are set. Each is a moment
+ * a crash can happen; tests/test_reliability.c resumes from whatever it leaves. */
 static void kill_point(void) {
     static long count;
-    const char *k = getenv("VG_TEST_KILL_IN_CHECKPOINT");
-    if (k && *k && ++count == atol(k)) raise(SIGKILL);
+    long k = vg_fault("kill_in_checkpoint");
+    if (k && ++count == k) raise(SIGKILL);
 }
 
 int vg_checkpoint_save(const char *out_dir, int64_t step, const vg_st_writer *model,
@@ -85,19 +40,18 @@ int vg_checkpoint_save_files(const char *out_dir, int64_t step, int n, const cha
     char ckdir[2048], stepdir[2400], rel[256], path[4096], prev_rel[256] = "";
     if (strlen(out_dir) > 2000) { snprintf(err, errlen, "%.100s…: output directory path too long", out_dir); return -1; }
     snprintf(ckdir, sizeof ckdir, "%s/checkpoints", out_dir);
-    if (mkdir_p(ckdir, err, errlen)) return -1;
+    if (vg_mkdir_p(ckdir, err, errlen)) return -1;
     snprintf(rel, sizeof rel, "checkpoints/step-%08lld", (long long)step);
     snprintf(stepdir, sizeof stepdir, "%s/%s", out_dir, rel);
-    if (mkdir_p(stepdir, err, errlen)) return -1;
+    if (vg_mkdir_p(stepdir, err, errlen)) return -1;
     for (int i = 0; i < n; i++) {
         if (strlen(names[i]) > 200 || strchr(names[i], '/')) { snprintf(err, errlen, "checkpoint file name '%.200s' is not a plain name", names[i]); return -1; }
         snprintf(path, sizeof path, "%s/%s", stepdir, names[i]);
         if (vg_st_write(writers[i], path, err, errlen)) return -1;
         kill_point();
     }
-    if (fsync_path(stepdir) || fsync_path(ckdir)) { snprintf(err, errlen, "%s: fsync failed: %s", stepdir, strerror(errno)); return -1; }
-    const char *crash = getenv("VG_CKPT_CRASH_BEFORE_SWITCH");
-    if (crash && *crash && strcmp(crash, "0")) {
+    if (vg_fsync_dir(stepdir) || vg_fsync_dir(ckdir)) { snprintf(err, errlen, "%s: fsync failed: %s", stepdir, strerror(errno)); return -1; }
+    if (vg_fault("crash_before_switch")) {
         snprintf(err, errlen, "%s: simulated crash before switching %s/latest", stepdir, out_dir);
         return -1;
     }
@@ -105,7 +59,7 @@ int vg_checkpoint_save_files(const char *out_dir, int64_t step, int n, const cha
     snprintf(path, sizeof path, "%s/latest", out_dir);
     ssize_t len = readlink(path, prev_rel, sizeof prev_rel - 1);
     prev_rel[len > 0 ? len : 0] = 0;
-    if (switch_symlink(out_dir, "latest", rel, err, errlen)) return -1;
+    if (vg_symlink_replace(out_dir, "latest", rel, err, errlen)) return -1;
     kill_point();
     /* the stable names users load: created once, they follow `latest` */
     for (int i = 0; i < n; i++) {
@@ -114,9 +68,9 @@ int vg_checkpoint_save_files(const char *out_dir, int64_t step, int n, const cha
         snprintf(target, sizeof target, "latest/%s", names[i]);
         char cur[256]; ssize_t l = readlink(path, cur, sizeof cur - 1);
         if (l < 0 || (size_t)l != strlen(target) || strncmp(cur, target, (size_t)l))
-            if (switch_symlink(out_dir, names[i], target, err, errlen)) return -1;
+            if (vg_symlink_replace(out_dir, names[i], target, err, errlen)) return -1;
     }
-    if (fsync_path(out_dir)) { snprintf(err, errlen, "%s: fsync failed: %s", out_dir, strerror(errno)); return -1; }
+    if (vg_fsync_dir(out_dir)) { snprintf(err, errlen, "%s: fsync failed: %s", out_dir, strerror(errno)); return -1; }
     kill_point();
     /* keep the new pair and the one before it; drop older step directories */
     DIR *d = opendir(ckdir);
@@ -127,7 +81,7 @@ int vg_checkpoint_save_files(const char *out_dir, int64_t step, int n, const cha
             char r[300]; snprintf(r, sizeof r, "checkpoints/%s", e->d_name);
             if (!strcmp(r, rel) || !strcmp(r, prev_rel)) continue;
             char full[2048 + 300]; snprintf(full, sizeof full, "%s/%s", ckdir, e->d_name);
-            remove_step_dir(full);
+            vg_remove_flat_dir(full);
         }
         closedir(d);
     }
@@ -143,7 +97,7 @@ int vg_checkpoint_clear(const char *out_dir, char *err, size_t errlen) {
         while ((e = readdir(d))) {
             if (strncmp(e->d_name, "step-", 5)) continue;
             snprintf(path, sizeof path, "%s/%s", ckdir, e->d_name);
-            remove_step_dir(path);
+            vg_remove_flat_dir(path);
         }
         closedir(d);
         if (rmdir(ckdir) != 0 && errno != ENOENT) { snprintf(err, errlen, "%s: cannot remove: %s", ckdir, strerror(errno)); return -1; }

@@ -15,9 +15,9 @@
 #include "tensor/safetensors.h"
 
 /* Write the pair for `step`, switch `latest` to it, and delete step directories older than the
- * previous one. Test hooks: env VG_CKPT_CRASH_BEFORE_SWITCH=1 returns an error just before the
- * switch, as a crash there would; VG_TEST_KILL_IN_CHECKPOINT=K kills the process (SIGKILL) at the
- * K-th of its kill points (after each file, after the switch, after the stable names). */
+ * previous one. Test faults (base/fault.h): "crash_before_switch" returns an error just before the
+ * switch, as a crash there would; "kill_in_checkpoint=K" kills the process (SIGKILL) at the K-th of
+ * its kill points (after each file, after the switch, after the stable names). */
 int vg_checkpoint_save(const char *out_dir, int64_t step, const vg_st_writer *model,
                        const vg_st_writer *state, char *err, size_t errlen);
 /* The same for any set of files written together (e.g. model, train_state and model_ema): each

@@ -11,6 +11,7 @@
  * vg_loader_state_set bumps a generation counter: batches being built for the old position are
  * thrown away when they finish. */
 #include "data/internal.h"
+#include "base/clock.h"
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -72,11 +73,6 @@ static perm *perm_new(const vg_rng *root, uint64_t epoch, int n) {
     return p;
 }
 static void perm_release(perm *p) { if (p && --p->refs == 0) { free(p->idx); free(p); } }
-
-static double now_s(void) {
-    struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 /* ---- producing ---- */
 static int has_batch(const vg_loader *L, uint64_t index) {
@@ -301,7 +297,7 @@ oom:
 }
 
 int vg_loader_next(vg_loader *L, vg_batch *b) {
-    double t0 = now_s();
+    double t0 = vg_now_s();
     slot *s = NULL;
     L->calls++;
     if (!L->cfg.n_threads) {
@@ -320,13 +316,13 @@ int vg_loader_next(vg_loader *L, vg_batch *b) {
             if (s || L->stop) break;
             pthread_cond_wait(&L->cv_ready, &L->mu);
         }
-        if (!s) { pthread_mutex_unlock(&L->mu); memset(b, 0, sizeof *b); L->wait_s += now_s() - t0; return 0; }
+        if (!s) { pthread_mutex_unlock(&L->mu); memset(b, 0, sizeof *b); L->wait_s += vg_now_s() - t0; return 0; }
         L->want_seq++;
         s->state = HELD;
         pthread_cond_broadcast(&L->cv_work);
         pthread_mutex_unlock(&L->mu);
     }
-    L->wait_s += now_s() - t0;
+    L->wait_s += vg_now_s() - t0;
     if (s->end) {
         L->st.epoch = s->epoch + 1; L->st.index = 0;   /* read before the slot is handed back */
         if (L->cfg.n_threads) { pthread_mutex_lock(&L->mu); s->state = FREE; pthread_cond_broadcast(&L->cv_work); pthread_mutex_unlock(&L->mu); }

@@ -12,6 +12,7 @@
  *            grad := sum / N, the gradient of the mean loss over the global batch
  * With one process the sums are the values themselves and finish only divides by 1 (skipped). */
 #include "dist/dist.h"
+#include "base/clock.h"
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -33,11 +34,6 @@ struct vg_grad_sync {
     double t_begin, t_backward_end;
     vg_grad_sync_stats stats;
 };
-
-static double now_s(void) {
-    struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 vg_grad_sync *vg_grad_sync_new(const vg_params *p, size_t bucket_bytes, char *err, size_t errlen) {
     if (!p || p->n < 1) { snprintf(err, errlen, "gradient sync: no parameters"); return NULL; }
@@ -83,7 +79,7 @@ static void start_ready(vg_grad_sync *s, bool all) {
 /* poll the started sums: MPI progresses non-blocking collectives only inside MPI calls */
 static void poll(vg_grad_sync *s) {
     for (int k = 0; k < s->next_start; k++)
-        if (!s->b[k].done && vg_dist_test(s->b[k].handle)) { s->b[k].done = true; s->b[k].t_done = now_s(); }
+        if (!s->b[k].done && vg_dist_test(s->b[k].handle)) { s->b[k].done = true; s->b[k].t_done = vg_now_s(); }
 }
 
 static void grad_ready(vg_tensor *leaf, void *ctx) {
@@ -110,16 +106,16 @@ void vg_grad_sync_begin(vg_grad_sync *s) {
     s->hint = s->params->n - 1;
     vg_dist_requests_clear();
     vg_set_grad_ready_hook(grad_ready, s);
-    s->t_begin = now_s();
+    s->t_begin = vg_now_s();
 }
 
 void vg_grad_sync_finish(vg_grad_sync *s) {
     vg_set_grad_ready_hook(NULL, NULL);
-    s->t_backward_end = now_s();
+    s->t_backward_end = vg_now_s();
     start_ready(s, true);
     for (int k = 0; k < s->nb; k++)
-        if (!s->b[k].done) { vg_dist_wait(s->b[k].handle); s->b[k].done = true; s->b[k].t_done = now_s(); }
-    double t_end = now_s();
+        if (!s->b[k].done) { vg_dist_wait(s->b[k].handle); s->b[k].done = true; s->b[k].t_done = vg_now_s(); }
+    double t_end = vg_now_s();
     s->stats.exposed_ms = 1e3 * (t_end - s->t_backward_end);
     s->stats.backward_ms = 1e3 * (s->t_backward_end - s->t_begin);
     const int N = vg_dist_size();
@@ -134,22 +130,19 @@ void vg_grad_sync_finish(vg_grad_sync *s) {
 
 vg_grad_sync_stats vg_grad_sync_stats_get(const vg_grad_sync *s) { return s->stats; }
 
-static int cmp_double(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
-
 double vg_grad_sync_time_sum(vg_grad_sync *s, int reps) {
     double ms[64];
     if (reps > 64) reps = 64;
     if (reps < 1) reps = 1;
     vg_dist_any(false);                                 /* start together */
     for (int r = 0; r < reps; r++) {
-        double t0 = now_s();
+        double t0 = vg_now_s();
         vg_dist_requests_clear();
         vg_dist_wait(vg_dist_isum(vg_data(s->flat), vg_numel(s->flat)));
-        ms[r] = 1e3 * (now_s() - t0);
+        ms[r] = 1e3 * (vg_now_s() - t0);
     }
     vg_dist_requests_clear();
-    qsort(ms, (size_t)reps, sizeof *ms, cmp_double);
-    return ms[reps / 2];
+    return vg_median(ms, reps);
 }
 
 void vg_grad_sync_free(vg_grad_sync *s) {

@@ -9,6 +9,7 @@
  * lost rank; the timeout covers what it cannot see, such as a network that stops answering.)
  * Only the main thread calls MPI (MPI_THREAD_FUNNELED): loader and OpenMP threads never do. */
 #include "dist/dist.h"
+#include "base/clock.h"
 #include <mpi.h>
 #include <sched.h>
 #include <stdio.h>
@@ -28,11 +29,6 @@ static double timeout_s = 300;
 static MPI_Comm diag = MPI_COMM_NULL;   /* liveness checks after a timeout (a duplicate of WORLD) */
 static char (*all_hosts)[64];          /* every rank's host name, for messages */
 enum { TAG_PING = 11, TAG_PONG = 12 };
-
-static double now_s(void) {
-    struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 int vg_dist_init(int *argc, char ***argv, char *err, size_t errlen) {
     int provided = 0;
@@ -114,7 +110,7 @@ static int silent_ranks(double seconds, char *buf, size_t n) {
         MPI_Irecv(&pong[p], 1, MPI_INT, p, TAG_PONG, diag, &rq[2 * p]);
         MPI_Isend(&ping, 1, MPI_INT, p, TAG_PING, diag, &rq[2 * p + 1]);
     }
-    for (double t0 = now_s(); now_s() - t0 < seconds;) {
+    for (double t0 = vg_now_s(); vg_now_s() - t0 < seconds;) {
         int all = 1;
         answer_pings();
         for (int p = 0; p < N; p++) {
@@ -139,14 +135,14 @@ static int silent_ranks(double seconds, char *buf, size_t n) {
  * collective in time; the message names the ranks that do not answer at all. */
 static void wait_or_abort(MPI_Request *r, const char *what) {
     int done = 0;
-    double t0 = now_s();
+    double t0 = vg_now_s();
     for (long spins = 0;; spins++) {
         MPI_Test(r, &done, MPI_STATUS_IGNORE);
         if (done) return;
         if (spins > 64) sched_yield();
         if ((spins & 1023) == 1023) {
             answer_pings();
-            if (now_s() - t0 <= timeout_s) continue;
+            if (vg_now_s() - t0 <= timeout_s) continue;
             char who[512];
             double probe = timeout_s < 2 ? timeout_s / 2 : 1;
             int silent = silent_ranks(probe, who, sizeof who);

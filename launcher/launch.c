@@ -27,6 +27,7 @@
  *   - SIGINT/SIGTERM to the launcher go to the job, which saves and stops (under mpirun to the
  *     ranks on this machine, not to mpirun), and end the launcher.
  * Exit status: the last attempt's (0 when the job finished). */
+#include "base/clock.h"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -80,7 +81,6 @@ static void forward(int sig) {
     if (d) closedir(d);
 }
 
-static double now_s(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec; }
 
 static void usage(FILE *f) {
     fprintf(f, "usage: ./launch [--max-restarts N] [--min-ranks M] [--grace S] [--delay S] -- COMMAND…\n"
@@ -188,19 +188,19 @@ static int run_job(char **argv, double grace) {
                 if (buf[i] != '\n' && len + 1 < sizeof line) { line[len++] = buf[i]; continue; }
                 line[len] = 0; len = 0;
                 if (ending_at < 0 && strstr(line, "train: rank ") && strstr(line, "ending the"))
-                    ending_at = now_s();
+                    ending_at = vg_now_s();
             }
         }
-        if (ending_at >= 0 && !terminated && now_s() - ending_at > grace) {
+        if (ending_at >= 0 && !terminated && vg_now_s() - ending_at > grace) {
             logf_("the job said it is ending, but it is still running %.0f s later (mpirun waits for a node it "
                   "cannot reach): ending it", grace);
             kill(-child, SIGTERM);
             terminated = true;
         }
-        if (terminated && !killed && now_s() - ending_at > grace + 3) { kill(-child, SIGKILL); killed = true; }
+        if (terminated && !killed && vg_now_s() - ending_at > grace + 3) { kill(-child, SIGKILL); killed = true; }
     }
     kill(-child, SIGKILL);                          /* whatever the job left behind on this machine */
-    for (double t0 = now_s(); now_s() - t0 < 2;) {  /* what it wrote last */
+    for (double t0 = vg_now_s(); vg_now_s() - t0 < 2;) {  /* what it wrote last */
         struct pollfd p = {pfd[0], POLLIN, 0};
         char buf[4096];
         if (poll(&p, 1, 100) <= 0) continue;
@@ -288,18 +288,18 @@ int main(int argc, char **argv) {
             for (int k = 0; run[k] && strlen(words) + strlen(run[k]) + 8 < sizeof words; k++) { strcat(words, k ? " " : ""); strcat(words, run[k]); }
             logf_("starting (at most %d restart%s): %s", max_restarts, max_restarts == 1 ? "" : "s", words);
         }
-        double t0 = now_s();
+        double t0 = vg_now_s();
         status = run_job(run, grace);
         char what[128];
         describe(status, what, sizeof what);
         const char *why = final_reason(status);
         if (why) {
             if (WIFEXITED(status) && WEXITSTATUS(status) == 0) logf_("the job finished after %d restart%s", attempt, attempt == 1 ? "" : "s");
-            else logf_("the job ended (%s, after %.1f s): %s; not restarting", what, now_s() - t0, why);
+            else logf_("the job ended (%s, after %.1f s): %s; not restarting", what, vg_now_s() - t0, why);
             break;
         }
         if (attempt >= max_restarts) {
-            logf_("the job failed (%s, after %.1f s); giving up after %d restart%s (--max-restarts)", what, now_s() - t0,
+            logf_("the job failed (%s, after %.1f s); giving up after %d restart%s (--max-restarts)", what, vg_now_s() - t0,
                   attempt, attempt == 1 ? "" : "s");
             break;
         }
@@ -312,10 +312,10 @@ int main(int argc, char **argv) {
         char where[96] = "";
         if (np_at >= 0) snprintf(where, sizeof where, " on %d rank%s", ranks, ranks == 1 ? "" : "s");
         if (step >= 0) logf_("restart %d of %d (the job failed: %s, after %.1f s): resuming %s from its checkpoint at step %lld%s",
-                             attempt + 1, max_restarts, what, now_s() - t0, out_dir, step, where);
+                             attempt + 1, max_restarts, what, vg_now_s() - t0, out_dir, step, where);
         else logf_("restart %d of %d (the job failed: %s, after %.1f s): no checkpoint yet in %s, starting over%s",
-                   attempt + 1, max_restarts, what, now_s() - t0, out_dir, where);
-        for (double t = now_s(); now_s() - t < delay && !stop_sig;) usleep(20000);
+                   attempt + 1, max_restarts, what, vg_now_s() - t0, out_dir, where);
+        for (double t = vg_now_s(); vg_now_s() - t < delay && !stop_sig;) usleep(20000);
         if (stop_sig) break;
     }
     free(run);

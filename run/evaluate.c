@@ -1,6 +1,7 @@
 /* evaluate.c — the model in eval mode (no dropout, no graph) over a whole split: mean loss, top-1
  * and the confusion matrix; and the report ./train prints and writes to confusion.txt. */
 #include "run/run.h"
+#include "base/fault.h"
 #include "nn/nn.h"
 #include <math.h>
 #include <signal.h>
@@ -15,13 +16,13 @@ static const char *class_label(const vg_dataset *d, int c) {
     return d->class_names && d->class_names[c] ? d->class_names[c] : "";
 }
 
-/* Test hook: VG_TEST_SIGNAL_IN_EVAL=K raises SIGINT after the K-th evaluation batch of the process
- * (counted over all its evaluations), as a Ctrl-C landing in the middle of one would
+/* Test fault "sigint_in_eval=K" (base/fault.h): SIGINT after the K-th evaluation batch of the
+ * process (counted over all its evaluations), as a Ctrl-C landing in the middle of one would
  * (tests/test_reliability.c). */
 static void signal_hook(void) {
     static long count;
-    const char *k = getenv("VG_TEST_SIGNAL_IN_EVAL");
-    if (k && *k && ++count == atol(k)) raise(SIGINT);
+    long k = vg_fault("sigint_in_eval");
+    if (k && ++count == k) raise(SIGINT);
 }
 
 eval_result trainer_evaluate(trainer *t, const vg_dataset *test, int batch, int loader_threads, char *err, bool *ok) {

@@ -9,6 +9,7 @@
 #ifndef VG_RUN_H
 #define VG_RUN_H
 
+#include "base/clock.h"   /* vg_now_s */
 #include "data/data.h"
 #include "dist/dist.h"
 #include "optim/optim.h"
@@ -88,7 +89,6 @@ typedef struct {
     run_snapshots *snap;        /* OUT/snapshots/ being written (rank 0, --snapshots > 0), or NULL */
 } trainer;
 
-double run_now_s(void);                               /* monotonic seconds */
 long   run_peak_rss_mib(void);
 /* --amp's matrix products as start-up lines and --bench show them: "bf16 GEMM vdpbf16ps (avx512_bf16
  * vdpbf16ps 12x32; auto: …)" or "FP32 GEMMs: … (auto: …)"; a static buffer */

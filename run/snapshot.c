@@ -17,6 +17,7 @@
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/model_meta.h"
 #include "run/run.h"
+#include "base/clock.h"
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
@@ -128,7 +129,7 @@ int run_snapshots_start(trainer *t, const options *o, int64_t total, int64_t uni
     if (o->snapshots <= 0) return 0;
     run_snapshots *s = t->snap = calloc(1, sizeof *s);
     if (!s || choose_moments(s, o, total, unit)) { snprintf(err, ERRLEN, "snapshots: out of memory"); return -1; }
-    double t0 = run_now_s();
+    double t0 = vg_now_s();
     s->total = total; s->before_step = -1; s->started = t0;
     s->norm_every = total / NORM_ROWS > 1 ? total / NORM_ROWS : 1;
     snprintf(s->dir, sizeof s->dir, "%s/snapshots", o->out);
@@ -139,14 +140,14 @@ int run_snapshots_start(trainer *t, const options *o, int64_t total, int64_t uni
     s->before = malloc(sizeof *s->before * (size_t)n);
     if (!s->before) { snprintf(err, ERRLEN, "snapshots: out of memory"); return -1; }
     if (t->step == 0 && is_moment(s, 0) && write_weights(s, t, err)) return -1;
-    s->seconds += run_now_s() - t0;
+    s->seconds += vg_now_s() - t0;
     return 0;
 }
 
 void run_snapshots_before_step(trainer *t) {
     run_snapshots *s = t->snap;
     if (!s || !is_norm_step(s, t->step + 1)) return;
-    double t0 = run_now_s();
+    double t0 = vg_now_s();
     real *p = s->before;
     for (int i = 0; i < t->params.n; i++) {
         const vg_tensor *w = t->params.items[i].tensor;
@@ -154,13 +155,13 @@ void run_snapshots_before_step(trainer *t) {
         p += vg_numel(w);
     }
     s->before_step = t->step + 1;
-    s->seconds += run_now_s() - t0;
+    s->seconds += vg_now_s() - t0;
 }
 
 int run_snapshots_after_step(trainer *t, char *err) {
     run_snapshots *s = t->snap;
     if (!s) return 0;
-    double t0 = run_now_s();
+    double t0 = vg_now_s();
     if (s->before_step == t->step) {
         const real *p = s->before;
         for (int i = 0; i < t->params.n; i++) {
@@ -182,10 +183,10 @@ int run_snapshots_after_step(trainer *t, char *err) {
         s->before_step = -1;
     }
     if (is_moment(s, t->step) && write_weights(s, t, err)) return -1;
-    s->seconds += run_now_s() - t0;
+    s->seconds += vg_now_s() - t0;
     if (t->step == s->total)
         printf("snapshots: %d weight files (%.1f MiB) and norms.csv in %s: %.2f s, %.2f%% of this process's time\n", s->files,
-               (double)s->bytes / (1 << 20), s->dir, s->seconds, 100 * s->seconds / (run_now_s() - s->started));
+               (double)s->bytes / (1 << 20), s->dir, s->seconds, 100 * s->seconds / (vg_now_s() - s->started));
     return 0;
 }
 

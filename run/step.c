@@ -3,6 +3,11 @@
  * the scheduled lr → the weight EMA → arena reset), and --bench: the same step timed on random
  * data. */
 #include "run/run.h"
+#include "base/fault.h"
+#include "base/clock.h"
+#include "base/fault.h"
+#include "base/clock.h"
+#include "base/fault.h"
 #include "dist/dist.h"
 #include "gemm/gemm.h"
 #include "nn/nn.h"
@@ -12,11 +17,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
-
-double run_now_s(void) {
-    struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 long run_peak_rss_mib(void) { struct rusage r; getrusage(RUSAGE_SELF, &r); return r.ru_maxrss / 1024; }
 
@@ -73,9 +73,8 @@ static double step_body(trainer *t, const options *o, const vg_batch *b, double 
         if (!loss) { fprintf(stderr, "train: step %lld: %s\n", (long long)t->step, vg_error()); vg_dist_abort(1); }
         double l = (double)vg_item(loss);
         vg_profile_phase("loss value, top-1");
-        /* test hook: VG_TEST_NAN_AT_STEP=N makes the loss of step N (1-based) NaN */
-        const char *nan_at = getenv("VG_TEST_NAN_AT_STEP");
-        if (nan_at && atoll(nan_at) == t->step + 1) l = NAN;
+        /* test fault "nan_at_step=N" (base/fault.h): the loss of step N (1-based) is NaN */
+        if (vg_fault("nan_at_step") == t->step + 1) l = NAN;
         /* the global micro-batch's mean loss and hits: every process takes the same decisions */
         double sums[2] = {l, (double)hits};
         vg_dist_sum_f64(sums, 2);
@@ -157,8 +156,6 @@ int trainer_ema_init(trainer *t, char *err) {
 }
 
 /* ------------------------------------------------------------------ --bench */
-static int cmp_double(const void *a, const void *b) { double x = *(const double *)a, y = *(const double *)b; return (x > y) - (x < y); }
-
 int trainer_bench(trainer *t, const options *o) {
     const vg_vit_config *c = &t->model.cfg;
     vg_rng r = vg_rng_seed(o->seed);
@@ -178,10 +175,10 @@ int trainer_bench(trainer *t, const options *o) {
     for (int i = 0; i < warm + n; i++) {
         int64_t correct; double gn;
         if (o->profile && i == warm && !vg_profile_start(n)) { fprintf(stderr, "train: --profile: out of memory\n"); return 1; }
-        double t0 = run_now_s();
+        double t0 = vg_now_s();
         trainer_step(t, o, &b, 1e-4, &correct, &gn);
         if (i >= warm) {
-            ms[i - warm] = (run_now_s() - t0) * 1e3;
+            ms[i - warm] = (vg_now_s() - t0) * 1e3;
             /* every rank's wait after its backward: the rank that finished backward last waits
              * only for what the sum did not hide; the others also wait for it (collective) */
             vg_grad_sync_stats st = vg_grad_sync_stats_get(t->sync);
@@ -192,8 +189,7 @@ int trainer_bench(trainer *t, const options *o) {
             wait_min += lo / n; wait_max += hi / n; backward_ms += st.backward_ms / n;
         }
     }
-    qsort(ms, (size_t)n, sizeof *ms, cmp_double);
-    double med = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+    double med = vg_median(ms, n);
     double ips = o->batch / (med / 1e3);
     const double flops = trainer_gflop_per_image(t) * 1e9;              /* what a step computes */
     char amp[600] = "";

@@ -56,8 +56,6 @@ double vg_rng_trunc_normal(vg_rng *r, double mean, double std, double a, double 
     }
 }
 
-vg_rng vg_rng_fork(vg_rng *r) { return vg_rng_seed(vg_rng_next(r)); }
-
 static uint64_t mix64(uint64_t z) {
     z ^= z >> 30; z *= 0xbf58476d1ce4e5b9ULL;
     z ^= z >> 27; z *= 0x94d049bb133111ebULL;
@@ -70,7 +68,3 @@ vg_rng vg_rng_derive(const vg_rng *root, uint64_t a, uint64_t b) {
     return vg_rng_seed(k);
 }
 
-static vg_rng global_rng = {{0x8a5cd789635d2dffULL, 0x121fd2155c472f96ULL,
-                              0x5fdb3d0f0c5e4b1aULL, 0x3c6ef372fe94f82bULL}};
-vg_rng *vg_rng_global(void) { return &global_rng; }
-void vg_manual_seed(uint64_t seed) { global_rng = vg_rng_seed(seed); }

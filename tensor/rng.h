@@ -13,13 +13,7 @@ uint32_t vg_rng_below(vg_rng *r, uint32_t n);   /* uniform integer in [0, n), un
 double   vg_rng_normal(vg_rng *r);              /* N(0, 1), Box–Muller, no cached spare */
 /* normal(mean, std) redrawn until it lies in [a, b] (absolute bounds, as timm's trunc_normal_) */
 double   vg_rng_trunc_normal(vg_rng *r, double mean, double std, double a, double b);
-/* an independent stream derived from r (used to give each worker/epoch its own generator) */
-vg_rng   vg_rng_fork(vg_rng *r);
 /* a generator that is a pure function of (root, a, b), by hashing: e.g. (seed, epoch, sample) for
  * a sample's augmentation, (seed, step, micro-batch) for Mixup. Does not advance root. */
 vg_rng   vg_rng_derive(const vg_rng *root, uint64_t a, uint64_t b);
-
-/* The library-wide default generator used by tensor creation and init helpers. */
-vg_rng  *vg_rng_global(void);
-void     vg_manual_seed(uint64_t seed);
 #endif

@@ -19,6 +19,7 @@
 #define VG_SAFETENSORS_H
 #include <stddef.h>
 #include <stdint.h>
+#include "base/crc32c.h"   /* vg_crc32c: the checksum each tensor carries */
 
 #define VG_ST_MAX_DIMS 8
 
@@ -51,11 +52,10 @@ int vg_st_writer_add(vg_st_writer *w, const char *name, vg_st_dtype dtype,
 /* a metadata string pair (valid UTF-8; a key may be set once; "crc32c.*" keys are the writer's own) */
 int vg_st_writer_meta(vg_st_writer *w, const char *key, const char *value,
                       char *err, size_t errlen);
-/* Writes atomically: to "<path>.tmp.<pid>" in the same directory, fsync, rename over path,
- * fsync the directory. On error the temp file is removed and an existing `path` is untouched.
- * Test hook: if the environment variable VG_ST_CRASH_BEFORE_RENAME is set (and not "0"), the
- * write stops after the temp file is fsynced and before the rename, returns -1 with a message
- * saying so, and leaves the temp file behind — as a crash at that moment would. */
+/* Writes atomically (base/durable.h): to "<path>.tmp.<pid>" in the same directory, fsync, rename
+ * over path, fsync the directory. On error the temp file is removed and an existing `path` is
+ * untouched. Test fault "crash_before_rename" (base/fault.h): the write stops after the temp file
+ * is fsynced and before the rename, returns -1 and leaves the temp file, as a crash there would. */
 int vg_st_write(const vg_st_writer *w, const char *path, char *err, size_t errlen);
 
 /* ---- reading -------------------------------------------------------------------------------
@@ -108,9 +108,6 @@ const char *vg_st_meta(const vg_st_file *f, const char *key);  /* NULL if absent
 size_t      vg_st_meta_count(const vg_st_file *f);
 const char *vg_st_meta_key(const vg_st_file *f, size_t i);     /* header order; NULL if out of range */
 const char *vg_st_meta_value(const vg_st_file *f, size_t i);
-
-/* CRC-32C (Castagnoli) of n bytes, as iSCSI, ext4 and gRPC use it: "123456789" → 0xe3069283 */
-uint32_t vg_crc32c(const void *data, size_t n);
 
 /* half / bfloat16 bit patterns to float (exact, including subnormals, inf and NaN) */
 float vg_st_f16_to_f32(uint16_t h);

@@ -45,6 +45,7 @@ static vg_tensor *arena_tensor(int ndim, const int64_t *shape, int64_t n, real *
     s->data = data ? data : vg_arena_alloc(sizeof(real) * (size_t)(n ? n : 1));
     s->numel = n;
     s->persistent = false;
+    s->consumers = 0;
     t->storage = s;
     t->ndim = ndim;
     t->dtype = VG_DTYPE;
@@ -84,7 +85,6 @@ vg_tensor *vg_full(int ndim, const int64_t *shape, real value) {
 vg_tensor *vg_zeros(int ndim, const int64_t *shape) { return vg_full(ndim, shape, 0); }
 vg_tensor *vg_ones(int ndim, const int64_t *shape) { return vg_full(ndim, shape, 1); }
 vg_tensor *vg_empty_like(const vg_tensor *t) { return t ? vg_empty(t->ndim, t->shape) : NULL; }
-vg_tensor *vg_zeros_like(const vg_tensor *t) { return t ? vg_zeros(t->ndim, t->shape) : NULL; }
 
 vg_tensor *vg_arange(double start, double end, double step) {
     if (step == 0 || (end - start) / step < 0) { vg_set_error("arange: empty or infinite range (%g, %g, %g)", start, end, step); return NULL; }
@@ -380,4 +380,3 @@ void vg_fprint(FILE *f, const vg_tensor *t, const char *label, int max_values) {
     fputc('\n', f);
 }
 
-void vg_print(const vg_tensor *t, const char *label) { vg_fprint(stdout, t, label, 64); }

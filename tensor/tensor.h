@@ -30,6 +30,8 @@ typedef struct vg_storage {
     real   *data;
     int64_t numel;
     bool    persistent;     /* heap-owned (freed with its owner tensor) vs. arena */
+    int     consumers;      /* recorded ops that took a tensor over this storage as an input
+                               (autograd/engine.c vg_record): vg_add_into writes only where 0 */
 } vg_storage;
 
 struct vg_node;
@@ -83,7 +85,6 @@ vg_tensor *vg_rand(vg_rng *rng, int ndim, const int64_t *shape, double lo, doubl
 vg_tensor *vg_trunc_normal(vg_rng *rng, int ndim, const int64_t *shape,
                            double mean, double std, double a, double b);
 vg_tensor *vg_empty_like(const vg_tensor *t);
-vg_tensor *vg_zeros_like(const vg_tensor *t);
 
 /* ---- persistent tensors (parameters, optimizer state, gradcheck inputs) ---- */
 vg_tensor *vg_persistent_zeros(int ndim, const int64_t *shape);
@@ -104,7 +105,6 @@ real    vg_get(const vg_tensor *t, const int64_t *index);   /* strided element r
 void    vg_set(vg_tensor *t, const int64_t *index, real v); /* strided element write */
 void    vg_copy_to_array(const vg_tensor *t, real *out);    /* row-major gather */
 int     vg_shape_str(const vg_tensor *t, char *buf, size_t n); /* "(2, 3, 4)" */
-void    vg_print(const vg_tensor *t, const char *label);    /* shape, strides, values */
 void    vg_fprint(FILE *f, const vg_tensor *t, const char *label, int max_values);
 
 /* ---- raw helpers (no graph recorded) ---- */

@@ -7,6 +7,7 @@ export VG_TRAIN_MPI="$B/train-mpi"   # tests/test_mpi.c: ./train built with MPI 
 # VG_EXEC_WRAPPER: what the programs run under when they are another architecture's (make
 # test-arm64: qemu-aarch64); the tests' runner (tests/test_main.c) puts it before ./train etc. too
 X=${VG_EXEC_WRAPPER:-}
+export VG_TRAIN_FAULTS="$B/train-faults"   # ./train with the test faults of base/fault.h
 total_p=0; total_f=0; total_s=0; status=0
 run() {
     local label=$1; shift
@@ -81,6 +82,10 @@ for h in safetensors checkpoint cifar10 idx imagefolder image_decode; do
     dirs=(fuzz/corpus/$h); [ -d fuzz/regressions/$h ] && dirs+=(fuzz/regressions/$h)
     run "fuzz corpus replay: $h" "$B/fuzz/replay_$h" "${dirs[@]}"
 done
+# every bench program still builds by the line in its header comment (built, never run); their
+# lines name build/, so only the plain `make test` runs this
+if [ "$B" = build ]; then run "bench programs build (tests/bench_probes.sh)" bash tests/bench_probes.sh "$B"
+else echo "== bench programs: built only by the plain make test (their build lines name build/)"; fi
 # the README's example must run and converge
 echo "== README example: $B/autograd_example"
 ex_out=$($X "$B/autograd_example" 2>&1); echo "$ex_out"

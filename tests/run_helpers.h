@@ -7,6 +7,8 @@
 
 /* the whole file, NUL-terminated (free it); NULL if unreadable. *n gets its length when n != NULL */
 char *vg_test_read_file(const char *path, size_t *n);
+/* the number of lines of a file (of metrics.csv rows, header included); 0 if it is missing */
+int   vg_test_count_lines(const char *path);
 /* both files readable and byte for byte the same */
 bool  vg_test_same_bytes(const char *a, const char *b);
 /* the first five columns of metrics.csv training rows (step, epoch, loss, lr, train_acc), one per line */

@@ -30,6 +30,26 @@ int  vg_test_spawn(const char *cmd, const char *log_path);
 int  vg_test_wait(int pid);
 /* Whether our program `name` (e.g. "inspect") is built, in the same directory. */
 int  vg_test_have_program(const char *name);
+/* ./train built with the test faults (base/fault.h): $VG_TRAIN_FAULTS (tests/run.sh sets it to
+ * build/train-faults), else build/train-faults; NULL when it is not there (the test skips). */
+const char *vg_test_train_faults(void);
+
+/* Comparing results with a reference (every PyTorch-parity test): max |got − want|, max |want| and
+ * max_abs / max |want| (max_abs itself when the reference is all zeros). Any NaN — in got, in want,
+ * or inf − inf — makes max_abs and rel NaN, so a `rel <= tol` check fails (fmax would drop it). */
+typedef struct { double max_abs, ref_max, rel; long nans; } vg_test_diff;
+vg_test_diff vg_test_compare(const float *got, const float *want, size_t n);
+vg_test_diff vg_test_compare_f64(const double *got, const float *want, size_t n);
+/* `got` against the reference tensor `key` of the safetensors file f (read as float32): fails the
+ * test, naming `what`, when the relative error (vg_test_compare) is not <= tol, or the reference is
+ * missing or of another size; prints both errors with VG_VERBOSE=1. Returns the relative error
+ * (INFINITY when it could not compare). */
+struct vg_tensor; struct vg_st_file;
+double vg_test_check_ref(const char *what, struct vg_tensor *got, const struct vg_st_file *f, const char *key, double tol);
+/* max |x[i]|, NaN if any x[i] is */
+double vg_test_max_abs(const float *x, size_t n);
+/* the larger of a and b, NaN if either is (a running worst error that a NaN cannot reset) */
+static inline double vg_test_max(double a, double b) { return a != a || b != b ? NAN : a > b ? a : b; }
 
 #define VG_TEST(name)                                                         \
     static void name(void);                                                   \

@@ -1,4 +1,4 @@
-/* test_alloc.c — issue 7: a steady-state training step (forward, loss, backward, grad-norm clip,
+/* test_alloc.c — a steady-state training step (forward, loss, backward, grad-norm clip,
  * AdamW, arena reset) calls no malloc/calloc/realloc/aligned_alloc/free — in FP32 and under --amp.
  *
  * The test binary is linked with -Wl,--wrap=malloc,... (Makefile), so every allocation call made

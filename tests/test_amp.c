@@ -51,16 +51,11 @@ static double rel_err(const vg_tensor *got, const vg_st_file *f, const char *key
     if (!r || !got || (int64_t)r->numel != vg_numel(got)) return INFINITY;
     float *ref = malloc(sizeof(float) * r->numel);
     char err[256];
-    double max_abs = 0, ref_max = 0;
-    if (ref && vg_st_read_f32(f, key, ref, r->numel, err, sizeof err) == 0) {
-        const vg_tensor *c = vg_contiguous_raw((vg_tensor *)got);
-        for (size_t i = 0; i < r->numel; i++) {
-            max_abs = fmax(max_abs, fabs((double)vg_data(c)[i] - ref[i]));
-            ref_max = fmax(ref_max, fabs((double)ref[i]));
-        }
-    } else max_abs = INFINITY;
+    double rel = INFINITY;
+    if (ref && vg_st_read_f32(f, key, ref, r->numel, err, sizeof err) == 0)
+        rel = vg_test_compare(vg_data(vg_contiguous_raw((vg_tensor *)got)), ref, r->numel).rel;
     free(ref);
-    return max_abs / fmax(ref_max, 1e-30);
+    return rel;
 }
 
 typedef struct { double logits, loss, grad; char grad_name[160]; } amp_errs;

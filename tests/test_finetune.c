@@ -33,8 +33,7 @@ VG_TEST(finetune_patch_resample_matches_pytorch) {
         snprintf(name, sizeof name, "r1.%s", c);
         vg_tensor *r1 = vg_empty(VG_DIMS(P, p));
         REQUIRE(vg_st_read_tensor(f, name, r1, err, sizeof err) == 0);
-        double dr = 0;
-        for (int i = 0; i < P * p; i++) dr = fmax(dr, fabs(R[i] - (double)vg_data(r1)[i]));
+        const double dr = vg_test_compare_f64(R, vg_data(r1), (size_t)(P * p)).max_abs;
         CHECK_MSG(dr < 1e-6, "%s: resize matrix differs from PyTorch's by %g", c, dr);
         /* the kernels: pinv(Rᵀ) w */
         vg_tensor *in = vg_empty(VG_DIMS(3, p, p)), *want = vg_empty(VG_DIMS(3, P, P)), *got = vg_empty(VG_DIMS(3, P, P));
@@ -43,11 +42,8 @@ VG_TEST(finetune_patch_resample_matches_pytorch) {
         snprintf(name, sizeof name, "out.%s", c);
         REQUIRE(vg_st_read_tensor(f, name, want, err, sizeof err) == 0);
         REQUIRE(vg_resample_patch_kernels(vg_data(in), 3, p, vg_data(got), P, m));
-        double d = 0, scale = 0;
-        for (int i = 0; i < 3 * P * P; i++) {
-            d = fmax(d, fabs((double)vg_data(got)[i] - vg_data(want)[i]));
-            scale = fmax(scale, fabs((double)vg_data(want)[i]));
-        }
+        const vg_test_diff diff = vg_test_compare(vg_data(got), vg_data(want), (size_t)(3 * P * P));
+        const double d = diff.max_abs, scale = diff.ref_max;
         CHECK_MSG(d < 2e-5 * scale, "%s: resampled kernel differs from numpy's pinv by %g (max |w'| %g)", c, d, scale);
         vg_arena_reset();
     }
@@ -237,8 +233,7 @@ VG_TEST(finetune_init_from_another_head_patch_and_resolution) {
     vg_tensor *got = vg_empty(VG_DIMS(16, 3, 2, 2));
     REQUIRE(vg_st_read_tensor(f, "patch_embed.proj.weight", got, e, sizeof e) == 0);
     vg_st_close(f);
-    double d = 0;
-    for (int i = 0; i < 16 * 12; i++) d = fmax(d, fabs((double)vg_data(got)[i] - vg_data(w2)[i]));
+    const double d = vg_test_compare(vg_data(got), vg_data(w2), 16 * 12).max_abs;
     CHECK_MSG(d < 1e-6, "the saved kernel differs from the resampled one by %g", d);
     vg_arena_reset();
 }

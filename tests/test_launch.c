@@ -3,6 +3,7 @@
  * as an uninterrupted run; failures a restart cannot cure (a bad flag, a graceful stop) are not
  * restarted; with mpirun, a rank killed by SIGKILL is restarted on as many ranks, or on fewer
  * with --min-ranks. The MPI part needs mpirun and the MPI build (VG_TRAIN_MPI), else it skips. */
+#include "base/clock.h"
 #include "test.h"
 #include "run_helpers.h"
 #include "tensor/tensor.h"
@@ -23,7 +24,6 @@
 
 static char root[256], train_bin[1100];
 
-static double now_s(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec; }
 static void sleep_s(double s) { struct timespec t = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)}; nanosleep(&t, NULL); }
 
 /* the data, once */
@@ -40,14 +40,6 @@ static const char *setup(void) {
     return root;
 }
 
-/* rows in a file (0 if missing) */
-static int rows(const char *path) {
-    char *s = vg_test_read_file(path, NULL);
-    int n = 0;
-    for (char *p = s; p && *p; p++) n += *p == '\n';
-    free(s);
-    return n;
-}
 
 /* pid runs (not a zombie waiting to be reaped) */
 static bool alive(int pid) {
@@ -154,13 +146,13 @@ static int launch_and_kill(const char *cmd, const char *name, int kills, int (*v
     vg_rng rng = vg_rng_seed(seed);
     *done = 0;
     for (int k = 0; k < kills; k++) {
-        int more = 1 + (int)vg_rng_below(&rng, 4), r0 = rows(csv), v = 0;
-        double extra = 0.020 * vg_rng_uniform(&rng), t0 = now_s();
-        while (now_s() - t0 < 60 && alive(launcher) && (rows(csv) < r0 + more || !(v = victim(launcher)))) sleep_s(0.002);
+        int more = 1 + (int)vg_rng_below(&rng, 4), r0 = vg_test_count_lines(csv), v = 0;
+        double extra = 0.020 * vg_rng_uniform(&rng), t0 = vg_now_s();
+        while (vg_now_s() - t0 < 60 && alive(launcher) && (vg_test_count_lines(csv) < r0 + more || !(v = victim(launcher)))) sleep_s(0.002);
         if (!v) break;                                 /* the job finished first */
         sleep_s(extra);
         if (kill(v, SIGKILL) == 0) (*done)++;
-        for (t0 = now_s(); now_s() - t0 < 30 && alive(v);) sleep_s(0.005);
+        for (t0 = vg_now_s(); vg_now_s() - t0 < 30 && alive(v);) sleep_s(0.005);
     }
     return vg_test_wait(launcher);
 }
@@ -193,7 +185,7 @@ VG_TEST(launch_restarts_a_killed_train_until_it_finishes_bit_exact) {
     snprintf(log, sizeof log, "%s/stopped.log", root);
     snprintf(csv, sizeof csv, "%s/stopped/metrics.csv", root);
     int launcher = vg_test_spawn(cmd, log);
-    for (double t0 = now_s(); now_s() - t0 < 60 && rows(csv) < 5;) sleep_s(0.01);
+    for (double t0 = vg_now_s(); vg_now_s() - t0 < 60 && vg_test_count_lines(csv) < 5;) sleep_s(0.01);
     kill(launcher, SIGINT);
     rc = vg_test_wait(launcher);
     char *text = vg_test_read_file(log, NULL);
@@ -243,7 +235,7 @@ VG_TEST(launch_restarts_an_mpi_job_after_a_rank_is_killed) {
     snprintf(csv, sizeof csv, "%s/mpi-stopped/metrics.csv", root);
     snprintf(latest, sizeof latest, "%s/mpi-stopped/latest/train_state.safetensors", root);
     int launcher = vg_test_spawn(cmd, log);
-    for (double t0 = now_s(); now_s() - t0 < 60 && rows(csv) < 5;) sleep_s(0.01);
+    for (double t0 = vg_now_s(); vg_now_s() - t0 < 60 && vg_test_count_lines(csv) < 5;) sleep_s(0.01);
     kill(launcher, SIGINT);
     rc = vg_test_wait(launcher);
     char *text = vg_test_read_file(log, NULL);

@@ -5,6 +5,7 @@
  * run). */
 #include "test.h"
 #include "isa/isa.h"
+#include "base/clock.h"
 #include "gemm/gemm.h"
 #include "tensor/rng.h"
 #include <stdarg.h>
@@ -40,6 +41,12 @@ int vg_test_have_program(const char *name) {
     char path[1024];
     snprintf(path, sizeof path, "%.500s/%.500s", bin_dir(), name);
     return access(path, X_OK) == 0;
+}
+
+const char *vg_test_train_faults(void) {
+    const char *t = getenv("VG_TRAIN_FAULTS");
+    if (!t || !*t) t = "build/train-faults";
+    return access(t, X_OK) == 0 ? t : NULL;
 }
 
 /* VG_EXEC_WRAPPER: what our programs run under when they are not this machine's (make test-arm64:
@@ -139,10 +146,9 @@ int main(int argc, char **argv) {
             selected = strstr(tests[i].name, argv[a]) || strstr(tests[i].file, argv[a]);
         if (!selected) continue;
         cur_failed = 0; cur_skipped = 0;
-        struct timespec t0, t1; clock_gettime(CLOCK_MONOTONIC, &t0);
+        const double t0 = vg_now_s();
         tests[i].fn();
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+        const double ms = 1e3 * (vg_now_s() - t0);
         const char *status = cur_failed ? "FAIL" : cur_skipped ? "SKIP" : "ok";
         printf("  %-4s %-48s %8.1f ms  (%s)\n", status, tests[i].name, ms, tests[i].file);
         fflush(stderr);

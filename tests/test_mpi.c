@@ -1,7 +1,8 @@
-/* test_mpi.c — ./train as 2 MPI ranks over TCP (issue 19): the same numbers as one process on the
+/* test_mpi.c — ./train as 2 MPI ranks over TCP: the same numbers as one process on the
  * same global batch, determinism, resume 2 → 1 and 1 → 2, sharded evaluation, errors and a rank
  * killed mid-run. Needs mpirun and the MPI build of train (tests/run.sh sets VG_TRAIN_MPI to it;
  * `make test` builds it when mpicc is present); skips visibly otherwise. */
+#include "base/clock.h"
 #include "test.h"
 #include "tensor/safetensors.h"
 #include "gemm/gemm.h"
@@ -244,18 +245,17 @@ VG_TEST(mpi_batch_not_divisible_by_the_ranks_is_refused) {
     CHECK_MSG(strstr(out1, "--batch: 33 is not divisible by the 2 processes") && !strstr(out1, "training "), "%s", out1);
 }
 
-static double now_s(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
 
 VG_TEST(mpi_a_rank_that_cannot_open_its_data_ends_the_job) {
     NEED_MPI();
     char cmd[4096];
     snprintf(cmd, sizeof cmd, MPIRUN " -np 1 %s " TINY " %s --steps 50 --out %s/no-data : -np 1 %s " TINY " --data %s/missing --steps 50 --out %s/no-data",
              train_mpi, data_flag, root, train_mpi, root, root);
-    double t0 = now_s();
+    double t0 = vg_now_s();
     int rc = vg_test_run(cmd, out1, sizeof out1);
     CHECK(rc != 0);
     CHECK_MSG(strstr(out1, "/missing") && strstr(out1, "rank 1 (on ") && strstr(out1, "ending the whole job"), "%s", out1);
-    CHECK_MSG(now_s() - t0 < 60, "took %.0f s", now_s() - t0);
+    CHECK_MSG(vg_now_s() - t0 < 60, "took %.0f s", vg_now_s() - t0);
 }
 
 /* the pid of rank `rank` among mpirun's children (OMPI_COMM_WORLD_RANK in its environment), or 0 */
@@ -294,8 +294,8 @@ static double signal_rank_1(const char *name, const char *extra, int sig, int *r
              "> %s 2>&1; echo $? > %s) & echo $! > %s", train_mpi, data_flag, extra, root, name, log_path, rc_path, pid_path);
     *rc = -1;
     if (system(cmd) != 0) return -1;
-    double t0 = now_s();
-    while (!exists(latest) && now_s() - t0 < 60) usleep(100000);
+    double t0 = vg_now_s();
+    while (!exists(latest) && vg_now_s() - t0 < 60) usleep(100000);
     FILE *f = fopen(pid_path, "r");
     int shell = 0;
     if (!exists(latest) || !f || fscanf(f, "%d", &shell) != 1) { if (f) fclose(f); return -1; }
@@ -307,9 +307,9 @@ static double signal_rank_1(const char *name, const char *extra, int sig, int *r
     if (mpirun) victim = rank_pid(mpirun, 1);
     if (victim <= 0) return -1;
     kill(victim, sig);
-    double t_sig = now_s();
-    while (!exists(rc_path) && now_s() - t_sig < 60) usleep(100000);
-    double took = now_s() - t_sig;
+    double t_sig = vg_now_s();
+    while (!exists(rc_path) && vg_now_s() - t_sig < 60) usleep(100000);
+    double took = vg_now_s() - t_sig;
     if (sig == SIGSTOP) kill(victim, SIGKILL);          /* if the job did not end it */
     usleep(200000);                                    /* let the shell finish writing rc */
     f = fopen(rc_path, "r");
@@ -366,7 +366,7 @@ VG_TEST(mpi_sigint_to_one_rank_stops_every_rank_after_the_same_step) {
              train_mpi, data_flag, root);
     int mpirun = vg_test_spawn(cmd, log_path);          /* exec env … mpirun: the pid is mpirun's */
     pid_t victim = 0;
-    for (double t0 = now_s(); now_s() - t0 < 60 && !victim; usleep(20000)) {
+    for (double t0 = vg_now_s(); vg_now_s() - t0 < 60 && !victim; usleep(20000)) {
         FILE *f = fopen(csv, "r");
         int rows = 0, c;
         while (f && (c = fgetc(f)) != EOF) rows += c == '\n';
@@ -376,9 +376,9 @@ VG_TEST(mpi_sigint_to_one_rank_stops_every_rank_after_the_same_step) {
     if (!victim) { kill(mpirun, SIGKILL); vg_test_wait(mpirun); }
     REQUIRE(victim > 0);
     kill(victim, SIGINT);
-    double t_sig = now_s();
+    double t_sig = vg_now_s();
     int rc = vg_test_wait(mpirun);
-    double took = now_s() - t_sig;
+    double took = vg_now_s() - t_sig;
     FILE *lf = fopen(log_path, "r");
     size_t n = lf ? fread(out1, 1, sizeof out1 - 1, lf) : 0;
     out1[n] = 0;

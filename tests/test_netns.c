@@ -1,5 +1,5 @@
 /* test_netns.c — two MPI ranks on two "hosts" joined by a real network link, and faults on that
- * link (issue 31). Each rank runs in its own network namespace (and UTS namespace: hosts node-a
+ * link. Each rank runs in its own network namespace (and UTS namespace: hosts node-a
  * and node-b) with its own address on a veth pair, over TCP; mpirun starts the remote rank through
  * a launch agent that enters node-b's namespace, as ssh would enter another machine. Then:
  *   - the link goes down mid-run: the job ends within --comm-timeout plus a measured bound (run
@@ -8,6 +8,7 @@
  *   - the link goes down for a second (shorter than --comm-timeout) and comes back: the run goes
  *     on and ends with the same bytes as an undisturbed run.
  * Needs root (ip netns), iproute2, unshare, mpirun and the MPI build; skips visibly otherwise. */
+#include "base/clock.h"
 #include "test.h"
 #include "run_helpers.h"
 #include <signal.h>
@@ -22,7 +23,6 @@
 
 static char root[256], train_mpi[1024], ns_a[32], ns_b[32], veth_a[16], veth_b[16], agent[320];
 
-static double now_s(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec; }
 static void sleep_s(double s) { struct timespec t = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)}; nanosleep(&t, NULL); }
 static int sh(const char *fmt, const char *a, const char *b) {
     char cmd[1024];
@@ -30,13 +30,6 @@ static int sh(const char *fmt, const char *a, const char *b) {
     return system(cmd);
 }
 
-static int rows(const char *path) {
-    char *s = vg_test_read_file(path, NULL);
-    int n = 0;
-    for (char *p = s; p && *p; p++) n += *p == '\n';
-    free(s);
-    return n;
-}
 
 /* every process in namespace ns, killed (what the tests started there) */
 static void kill_in(const char *ns) {
@@ -118,13 +111,13 @@ VG_TEST(netns_a_link_cut_between_hosts_ends_the_job_naming_the_rank_and_resumes_
     job(cmd, sizeof cmd, "cut", "--steps 1000000 --save-every 10 --log-every 10 --comm-timeout 3");
     snprintf(launch_cmd, sizeof launch_cmd, "./launch --max-restarts 0 --grace 3 -- %s", cmd);
     int launcher = vg_test_spawn(launch_cmd, log);
-    double t0 = now_s();
-    while (now_s() - t0 < 60 && rows(csv) < 6) sleep_s(0.05);       /* 50 steps, 5 checkpoints */
-    bool started = rows(csv) >= 6;
+    double t0 = vg_now_s();
+    while (vg_now_s() - t0 < 60 && vg_test_count_lines(csv) < 6) sleep_s(0.05);       /* 50 steps, 5 checkpoints */
+    bool started = vg_test_count_lines(csv) >= 6;
     link_set("down");
-    double t_cut = now_s();
+    double t_cut = vg_now_s();
     int rc = vg_test_wait(launcher);                                 /* --grace bounds a lingering mpirun */
-    double took = now_s() - t_cut;
+    double took = vg_now_s() - t_cut;
     kill_in(ns_b); kill_in(ns_a);
     link_set("up");
     char *text = vg_test_read_file(log, NULL);
@@ -177,16 +170,16 @@ VG_TEST(netns_a_short_blip_of_the_link_changes_nothing) {
     snprintf(log, sizeof log, "%s/blip.log", root);
     snprintf(csv, sizeof csv, "%s/blip/metrics.csv", root);
     int pid = vg_test_spawn(cmd, log);
-    double t0 = now_s();
-    while (now_s() - t0 < 60 && rows(csv) < 100) sleep_s(0.01);
-    int before = rows(csv);
+    double t0 = vg_now_s();
+    while (vg_now_s() - t0 < 60 && vg_test_count_lines(csv) < 100) sleep_s(0.01);
+    int before = vg_test_count_lines(csv);
     link_set("down");
     sleep_s(1.0);
-    int during = rows(csv) - before;
+    int during = vg_test_count_lines(csv) - before;
     link_set("up");
-    double t_up = now_s();
-    while (now_s() - t_up < 30 && rows(csv) <= before + during + 1) sleep_s(0.01);
-    double resumed_after = now_s() - t_up;
+    double t_up = vg_now_s();
+    while (vg_now_s() - t_up < 30 && vg_test_count_lines(csv) <= before + during + 1) sleep_s(0.01);
+    double resumed_after = vg_now_s() - t_up;
     rc = vg_test_wait(pid);
     kill_in(ns_b);
     char *text = vg_test_read_file(log, NULL);
@@ -196,7 +189,7 @@ VG_TEST(netns_a_short_blip_of_the_link_changes_nothing) {
     const char *tail = strlen(out) > 2000 ? out + strlen(out) - 2000 : out;
     char calm_csv[512];
     snprintf(calm_csv, sizeof calm_csv, "%s/calm/metrics.csv", root);
-    CHECK_MSG(rc == 0 && rows(csv) == rows(calm_csv), "exit %d, %d rows in metrics.csv (undisturbed: %d):\n…%s", rc, rows(csv), rows(calm_csv), tail);
+    CHECK_MSG(rc == 0 && vg_test_count_lines(csv) == vg_test_count_lines(calm_csv), "exit %d, %d rows in metrics.csv (undisturbed: %d):\n…%s", rc, vg_test_count_lines(csv), vg_test_count_lines(calm_csv), tail);
     CHECK_MSG(during <= 2, "%d steps were logged while the link was down", during);
     char a[512], b[512], la[65536], lb[65536];
     snprintf(a, sizeof a, "%s/calm/model.safetensors", root);

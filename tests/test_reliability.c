@@ -1,8 +1,9 @@
-/* test_reliability.c — issue 22: ./train under faults. kill -9 at random moments (and inside
+/* test_reliability.c — ./train under faults. kill -9 at random moments (and inside
  * checkpoint writes) then resume: the same final weights and metrics as an uninterrupted run; a
  * full disk while checkpointing; checkpoints of another model, another dataset, or damaged;
  * SIGINT / SIGTERM stop gracefully; an --out holding a run is not overwritten; evaluation needs
  * no more memory than a training step. docs/reliability.md describes what each one holds. */
+#include "base/clock.h"
 #include "test.h"
 #include "run_helpers.h"
 #include "tensor/safetensors.h"
@@ -21,7 +22,6 @@
 
 static char root[256];
 
-static double now_s(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec; }
 static void sleep_s(double s) { struct timespec t = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)}; nanosleep(&t, NULL); }
 
 /* the data and the uninterrupted run ROOT/straight (60 steps, a checkpoint after each) */
@@ -40,14 +40,6 @@ static const char *setup(void) {
 
 static bool file_exists(const char *p) { struct stat st; return stat(p, &st) == 0; }
 
-/* rows in a metrics.csv (0 if missing) */
-static int csv_rows(const char *path) {
-    char *s = vg_test_read_file(path, NULL);
-    int n = 0;
-    for (char *p = s; p && *p; p++) n += *p == '\n';
-    free(s);
-    return n;
-}
 
 /* the final weights and the loss rows of run `name` equal the uninterrupted run's */
 static void check_same_as_straight(const char *name) {
@@ -59,7 +51,7 @@ static void check_same_as_straight(const char *name) {
     snprintf(b, sizeof b, "%s/%s/metrics.csv", root, name);
     vg_test_loss_columns(a, la, sizeof la);
     vg_test_loss_columns(b, lb, sizeof lb);
-    CHECK(csv_rows(a) >= 60);
+    CHECK(vg_test_count_lines(a) >= 60);
     CHECK_MSG(!strcmp(la, lb), "%s: metrics.csv loss rows differ from the uninterrupted run's:\n%s\nvs\n%s", name, lb, la);
 }
 
@@ -70,8 +62,8 @@ static int start_and_pause(const char *cmd, const char *name, int rows) {
     snprintf(log, sizeof log, "%s/%s.log", root, name);
     snprintf(csv, sizeof csv, "%s/%s/metrics.csv", root, name);
     int pid = vg_test_spawn(cmd, log);
-    for (double t0 = now_s(); now_s() - t0 < 120; sleep_s(0.005)) {
-        if (csv_rows(csv) > rows) { kill(pid, SIGSTOP); return pid; }
+    for (double t0 = vg_now_s(); vg_now_s() - t0 < 120; sleep_s(0.005)) {
+        if (vg_test_count_lines(csv) > rows) { kill(pid, SIGSTOP); return pid; }
         if (kill(pid, 0) != 0) break;
     }
     kill(pid, SIGKILL);
@@ -82,8 +74,12 @@ static int start_and_pause(const char *cmd, const char *name, int rows) {
 /* ------------------------------------------------------------------ kill -9 */
 VG_TEST(reliability_kill9_at_random_moments_then_resume_is_bit_exact) {
     REQUIRE(setup());
+    const char *train_faults = vg_test_train_faults();
+    if (!train_faults) VG_SKIP("no train-faults (make test builds it)");
     char cmd[2048], out[8192], log[512];
-    snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --steps " STEPS " --save-every 1 --out %s/killed --continue", root, root);
+    /* ./train with the test faults (its bits are ./train's: the faults only add the kill points) */
+    snprintf(cmd, sizeof cmd, "%s%s --data %s/cifar --steps " STEPS " --save-every 1 --out %s/killed --continue",
+             train_faults, TINY + strlen("./train"), root, root);
     snprintf(log, sizeof log, "%s/killed.log", root);
     char csv[512];
     snprintf(csv, sizeof csv, "%s/killed/metrics.csv", root);
@@ -92,18 +88,18 @@ VG_TEST(reliability_kill9_at_random_moments_then_resume_is_bit_exact) {
     for (int attempt = 0; attempt < 14 && !finished; attempt++) {
         int pid, rc;
         if (attempt % 3 == 2) {          /* SIGKILL at a kill point inside one of the next checkpoint writes */
-            char k[16]; snprintf(k, sizeof k, "%u", 1 + vg_rng_below(&rng, 8));
-            setenv("VG_TEST_KILL_IN_CHECKPOINT", k, 1);
+            char k[64]; snprintf(k, sizeof k, "kill_in_checkpoint=%u", 1 + vg_rng_below(&rng, 8));
+            setenv("VG_FAULT", k, 1);
             pid = vg_test_spawn(cmd, log);
-            unsetenv("VG_TEST_KILL_IN_CHECKPOINT");
+            unsetenv("VG_FAULT");
             rc = vg_test_wait(pid);
             in_checkpoint += rc == 128 + SIGKILL;
         } else {                          /* kill -9 from outside: after 0-3 more logged steps, then 0-10 ms */
             int more = (int)vg_rng_below(&rng, 4);
             double extra = 0.010 * vg_rng_uniform(&rng);
-            int rows0 = csv_rows(csv);
+            int rows0 = vg_test_count_lines(csv);
             pid = vg_test_spawn(cmd, log);
-            for (double t0 = now_s(); csv_rows(csv) < rows0 + more && now_s() - t0 < 60; sleep_s(0.002)) {}
+            for (double t0 = vg_now_s(); vg_test_count_lines(csv) < rows0 + more && vg_now_s() - t0 < 60; sleep_s(0.002)) {}
             sleep_s(extra);
             kill(pid, SIGKILL);
             rc = vg_test_wait(pid);
@@ -187,11 +183,13 @@ VG_TEST(reliability_sigint_during_an_evaluation_stops_after_its_batch_and_resume
     char cmd[2048], out[8192], resume[4096], path[600];
     /* an evaluation every 10 steps (an epoch) in batches of 16 of the 64 test images; SIGINT arrives
      * after the second batch of the first one (the test hook raises it, as Ctrl-C would) */
-    snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --steps " STEPS " --save-every 0 --eval-every 10 --eval-batch 16 --out %s/evalcut",
-             root, root);
-    setenv("VG_TEST_SIGNAL_IN_EVAL", "2", 1);
+    const char *train_faults = vg_test_train_faults();
+    if (!train_faults) VG_SKIP("no train-faults (make test builds it)");
+    snprintf(cmd, sizeof cmd, "%s%s --data %s/cifar --steps " STEPS " --save-every 0 --eval-every 10 --eval-batch 16 --out %s/evalcut",
+             train_faults, TINY + strlen("./train"), root, root);
+    setenv("VG_FAULT", "sigint_in_eval=2", 1);
     int rc = vg_test_run(cmd, out, sizeof out);
-    unsetenv("VG_TEST_SIGNAL_IN_EVAL");
+    unsetenv("VG_FAULT");
     CHECK_MSG(rc == 130 && strstr(out, "stopped after step 10 (SIGINT, during the evaluation, which is not logged); checkpoint ") &&
               !strstr(out, "test top-1"), "exit %d: %s", rc, out);
     char target[512] = "";
@@ -358,7 +356,7 @@ VG_TEST(reliability_an_out_dir_holding_a_run_is_not_overwritten) {
     snprintf(path, sizeof path, "%s/over/checkpoints/step-00000003", root);
     CHECK(!file_exists(path));
     snprintf(path, sizeof path, "%s/over/metrics.csv", root);
-    CHECK(csv_rows(path) == 1 + 2 + 1);               /* header, 2 steps, the final evaluation */
+    CHECK(vg_test_count_lines(path) == 1 + 2 + 1);               /* header, 2 steps, the final evaluation */
 }
 
 /* ------------------------------------------------------------------ memory */

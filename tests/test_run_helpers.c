@@ -18,6 +18,14 @@ char *vg_test_read_file(const char *path, size_t *n) {
     return b;
 }
 
+int vg_test_count_lines(const char *path) {
+    char *s = vg_test_read_file(path, NULL);
+    int n = 0;
+    for (char *p = s; p && *p; p++) n += *p == '\n';
+    free(s);
+    return n;
+}
+
 bool vg_test_same_bytes(const char *a, const char *b) {
     size_t na, nb;
     char *x = vg_test_read_file(a, &na), *y = vg_test_read_file(b, &nb);

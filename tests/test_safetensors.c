@@ -3,6 +3,8 @@
  * (no crash on any input; meaningful under `make asan`), and the atomic write under a crash. */
 #include "test.h"
 #include "tensor/safetensors.h"
+#include "base/durable.h"
+#include "base/fault.h"
 #include <dirent.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -17,19 +19,6 @@ static char *make_tmpdir(void) {
     static char dir[512];
     snprintf(dir, sizeof dir, "%s/vg_st_test_XXXXXX", base && base[0] ? base : "/tmp");
     return mkdtemp(dir);
-}
-static void remove_dir(const char *dir) {
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *e;
-    char p[1024];
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        unlink(p);
-    }
-    closedir(d);
-    rmdir(dir);
 }
 static int write_bytes(const char *path, const void *p, size_t n) {
     FILE *f = fopen(path, "wb");
@@ -117,7 +106,7 @@ VG_TEST(st_roundtrip_all_dtypes_and_metadata) {
 
     vg_st_file *f = vg_st_open(path, err, sizeof err);
     CHECK_MSG(f, "open: %s", err);
-    if (!f) { remove_dir(dir); return; }
+    if (!f) { vg_remove_flat_dir(dir); return; }
     const char *order[] = {"u8.odd", "f32", "f16", "f64", "bf16", "i64", "i32", "scalar", "empty", "na\"me\\with \xc3\xa9"};
     REQUIRE(vg_st_count(f) == 10);
     for (size_t i = 0; i < 10; i++) {                   /* header order = insertion order */
@@ -178,7 +167,7 @@ VG_TEST(st_roundtrip_all_dtypes_and_metadata) {
     uint64_t hl = 0; for (int i = 7; i >= 0; i--) hl = (hl << 8) | b[i];
     CHECK(hl % 8 == 0);
     free(b);
-    remove_dir(dir);
+    vg_remove_flat_dir(dir);
 }
 
 VG_TEST(st_reads_file_written_by_python) {
@@ -297,7 +286,7 @@ VG_TEST(st_checksums_name_the_damaged_tensor) {
     f = vg_st_open(bad, err, sizeof err);
     CHECK_MSG(f && !vg_st_find(f, "a")->has_checksum, "%s", err);
     vg_st_close(f);
-    remove_dir(dir);
+    vg_remove_flat_dir(dir);
 }
 
 VG_TEST(st_half_and_bfloat16_conversion) {
@@ -353,7 +342,7 @@ VG_TEST(st_reader_and_writer_argument_errors) {
     snprintf(bad_path, sizeof bad_path, "%s/absent.safetensors", dir);
     CHECK(vg_st_open(bad_path, err, sizeof err) == NULL && strstr(err, bad_path) && strstr(err, "cannot open"));
     CHECK(vg_st_open(bad_path, NULL, 0) == NULL);            /* no error buffer is fine */
-    remove_dir(dir);
+    vg_remove_flat_dir(dir);
 }
 
 /* ---- damaged files: each gives its own clear error ----------------------------------------- */
@@ -498,7 +487,7 @@ VG_TEST(st_corrupt_files_give_clear_errors) {
     write_bytes(p, b, n / 2);                                         /* half the file */
     EXPECT_OPEN_FAILS(p, "exceeds");
     free(b);
-    remove_dir(dir);
+    vg_remove_flat_dir(dir);
 }
 
 VG_TEST(st_accepts_valid_json_variations) {
@@ -525,7 +514,7 @@ VG_TEST(st_accepts_valid_json_variations) {
     f = vg_st_open(p, err, sizeof err);
     CHECK_MSG(f && vg_st_count(f) == 0 && vg_st_meta_count(f) == 0, "%s", err);
     vg_st_close(f);
-    remove_dir(dir);
+    vg_remove_flat_dir(dir);
 }
 
 /* ---- fuzz: damaged bytes never crash; they load or give an error naming the file ------------ */
@@ -592,7 +581,7 @@ VG_TEST(st_fuzz_damaged_files_never_crash) {
     }
     CHECK(trunc_ok == 0);                  /* the example has data at the very end */
     free(buf); free(base);
-    remove_dir(dir);
+    vg_remove_flat_dir(dir);
 }
 
 /* ---- atomic write ------------------------------------------------------------------------- */
@@ -618,9 +607,9 @@ VG_TEST(st_atomic_write_survives_crash_before_rename) {
     w = vg_st_writer_new();
     REQUIRE(vg_st_writer_add(w, "w", VG_ST_F32, 1, s4, v2, sizeof v2, err, sizeof err) == 0);
     REQUIRE(vg_st_writer_meta(w, "step", "2 with a longer value", err, sizeof err) == 0);
-    setenv("VG_ST_CRASH_BEFORE_RENAME", "1", 1);
+    vg_fault_set("crash_before_rename", 1);
     int rc = vg_st_write(w, p, err, sizeof err);
-    unsetenv("VG_ST_CRASH_BEFORE_RENAME");
+    vg_fault_set("crash_before_rename", 0);
     CHECK(rc < 0 && strstr(err, "simulated crash") && strstr(err, p));
     CHECK(access(tmp, F_OK) == 0);                            /* the half-done work is left behind */
 
@@ -649,5 +638,5 @@ VG_TEST(st_atomic_write_survives_crash_before_rename) {
         vg_st_close(f);
     }
     free(before);
-    remove_dir(dir);
+    vg_remove_flat_dir(dir);
 }

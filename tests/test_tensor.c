@@ -156,11 +156,6 @@ VG_TEST(reductions) {
     CHECK(equals_array(vg_mean(vg_transpose(x, 0, 2), 1, (int[]){0}, false), (real[]){1.5, 13.5, 5.5, 17.5, 9.5, 21.5}, 6));
     CHECK(vg_sum(x, 1, (int[]){3}, false) == NULL && strstr(vg_error(), "out of range"));
     CHECK(vg_sum(x, 2, (int[]){1, 1}, false) == NULL && strstr(vg_error(), "twice"));
-    vg_tensor *sm = vg_softmax(vg_from_array(VG_DIMS(2, 3), (real[]){1, 2, 3, 1000, 1000, 1000}), -1);
-    CHECK_CLOSE(vg_data(sm)[0], 0.09003057, 1e-6);
-    CHECK_CLOSE(vg_data(sm)[4], 1.0 / 3, 1e-6);          /* no overflow at 1000 */
-    vg_tensor *ls = vg_log_softmax(vg_from_array(VG_DIMS(3), (real[]){1, 2, 3}), 0);
-    CHECK_CLOSE(vg_data(ls)[2], -0.40760596, 1e-6);
     vg_arena_reset();
 }
 

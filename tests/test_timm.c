@@ -1,4 +1,4 @@
-/* test_timm.c — timm's ViT layouts (issue 30): class_token off, register tokens, no_embed_class,
+/* test_timm.c — timm's ViT layouts: class_token off, register tokens, no_embed_class,
  * fc_norm, LayerScale, no head. Each tiny model of tests/reference/timm/ is a bare timm state dict
  * (no vitgrad metadata), read through vg_vit_config_from_file's shape inference, and must give
  * PyTorch's outputs, loss and every gradient (tests/reference/make_timm_reference.py, which
@@ -17,26 +17,8 @@
 #define TIMM_DIR "tests/reference/timm"
 
 /* max abs error relative to the reference's largest magnitude; fails above 1e-4 */
-static double compare_ref(const char *what, const vg_tensor *got, const vg_st_file *f, const char *key) {
-    const vg_st_tensor *r = vg_st_find(f, key);
-    if (!r || !got || (int64_t)r->numel != vg_numel(got)) {
-        vg_test_fail(__FILE__, __LINE__, "%s: %s", what, !got ? vg_error() : !r ? "not in the reference" : "size differs");
-        return INFINITY;
-    }
-    float *ref = malloc(sizeof(float) * r->numel);
-    char err[256];
-    if (!ref || vg_st_read_f32(f, key, ref, r->numel, err, sizeof err)) { free(ref); vg_test_fail(__FILE__, __LINE__, "%s", key); return INFINITY; }
-    vg_tensor *c = vg_contiguous_raw(got);
-    double max_abs = 0, ref_max = 0;
-    for (size_t i = 0; i < r->numel; i++) {
-        max_abs = fmax(max_abs, fabs((double)vg_data(c)[i] - ref[i]));
-        ref_max = fmax(ref_max, fabs((double)ref[i]));
-    }
-    free(ref);
-    double rel = max_abs / fmax(ref_max, 1e-30);
-    if (getenv("VG_VERBOSE")) printf("      %-44s max abs %.3e  rel %.3e\n", what, max_abs, rel);
-    CHECK_MSG(rel <= 1e-4, "%s: max abs err %.3e, rel %.3e (|ref| max %.3e) > 1e-4", what, max_abs, rel, ref_max);
-    return rel;
+static double compare_ref(const char *what, vg_tensor *got, const vg_st_file *f, const char *key) {
+    return vg_test_check_ref(what, got, f, key, 1e-4);
 }
 
 /* "key": value in the JSON of the variant's kwargs (flat, numbers and booleans) */
@@ -119,7 +101,7 @@ static void parity(const char *v) {
     REQUIRE(vg_backward(loss, NULL));
     for (int i = 0; i < tr.n; i++) {
         snprintf(key, sizeof key, "grad.%s.%s", v, tr.items[i].name);
-        worst = fmax(worst, compare_ref(key, tr.items[i].tensor->grad, ref, key));
+        worst = vg_test_max(worst, compare_ref(key, tr.items[i].tensor->grad, ref, key));
     }
     /* every tensor trained, as in PyTorch: the reference has one gradient per parameter */
     int ref_grads = 0;

@@ -1,6 +1,7 @@
-/* test_train.c — issue 6: AdamW parity with PyTorch, the schedule, checkpoints (round trip,
+/* test_train.c — AdamW parity with PyTorch, the schedule, checkpoints (round trip,
  * atomic switch, corrupt files), ./train flags, bit-exact resume, NaN stop, a real learning check. */
 #include "test.h"
+#include "base/fault.h"
 #include "run_helpers.h"
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/model_meta.h"
@@ -153,9 +154,9 @@ VG_TEST(train_checkpoint_round_trip_and_atomic_switch) {
     CHECK(equal);
     /* a crash before the switch leaves the old pair in place */
     vg_data(sa.items[0].tensor)[0] += 1;
-    setenv("VG_CKPT_CRASH_BEFORE_SWITCH", "1", 1);
+    vg_fault_set("crash_before_switch", 1);
     CHECK(vg_checkpoint_save(out, 2, mw, sw, err, sizeof err) != 0 && strstr(err, "simulated crash"));
-    unsetenv("VG_CKPT_CRASH_BEFORE_SWITCH");
+    vg_fault_set("crash_before_switch", 0);
     char link[512] = ""; char lpath[512]; snprintf(lpath, sizeof lpath, "%s/latest", out);
     CHECK(readlink(lpath, link, sizeof link - 1) > 0 && strstr(link, "step-00000001"));
     f = vg_st_open(mp, err, sizeof err);
@@ -214,7 +215,7 @@ VG_TEST(train_ema_update_matches_formula) {
     bool pos_same = true;
     for (int i = 0, o = 0; i < sm.n; i++)
         for (int64_t k = 0; k < vg_numel(sm.items[i].tensor); k++, o++) {
-            worst = fmax(worst, fabs(vg_data(se.items[i].tensor)[k] - want[o]));
+            worst = vg_test_max(worst, fabs(vg_data(se.items[i].tensor)[k] - want[o]));
             if (!strcmp(sm.items[i].name, "pos_embed")) pos_same &= vg_data(se.items[i].tensor)[k] == vg_data(sm.items[i].tensor)[k];
         }
     CHECK_MSG(worst < 1e-6, "EMA differs from decay·ema + (1 − decay)·model by %g", worst);
@@ -438,7 +439,8 @@ static double max_rel_diff(const char *pa, const char *pb) {
         if (!tb || tb->numel != ta->numel) { worst = INFINITY; break; }
         float *x = malloc(sizeof(float) * ta->numel), *y = malloc(sizeof(float) * ta->numel);
         vg_st_read_f32(a, ta->name, x, ta->numel, e, sizeof e); vg_st_read_f32(b, ta->name, y, ta->numel, e, sizeof e);
-        for (size_t i = 0; i < ta->numel; i++) { worst = fmax(worst, fabs((double)x[i] - y[i])); scale = fmax(scale, fabs((double)x[i])); }
+        const vg_test_diff d = vg_test_compare(y, x, ta->numel);
+        worst = vg_test_max(worst, d.max_abs); scale = vg_test_max(scale, d.ref_max);
         free(x); free(y);
     }
     vg_st_close(a); vg_st_close(b);
@@ -691,11 +693,14 @@ VG_TEST(train_nan_loss_stops_and_keeps_the_last_checkpoint) {
     const char *root = tmp_dir();
     REQUIRE(root);
     char cmd[2048], out[8192];
-    /* the hook through our environment: a "VAR=… ./train" command would not find ./train in $VG_BIN */
-    snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --steps 12 --save-every 4 --out %s/nan", root, root);
-    setenv("VG_TEST_NAN_AT_STEP", "6", 1);
+    const char *train_faults = vg_test_train_faults();
+    if (!train_faults) VG_SKIP("no train-faults (make test builds it)");
+    /* ./train with the test faults, the fault through our environment */
+    snprintf(cmd, sizeof cmd, "%s%s --data %s/cifar --steps 12 --save-every 4 --out %s/nan", train_faults,
+             TINY + strlen("./train"), root, root);
+    setenv("VG_FAULT", "nan_at_step=6", 1);
     int rc = run(cmd, out, sizeof out);
-    unsetenv("VG_TEST_NAN_AT_STEP");
+    unsetenv("VG_FAULT");
     CHECK_MSG(rc == 3, "exit %d", rc);
     CHECK_MSG(strstr(out, "step 6: the loss is NaN") && strstr(out, "step-00000004") && strstr(out, "untouched"), "%s", out);
     /* the checkpoint of step 4 is intact: it evaluates */

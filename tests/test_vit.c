@@ -21,9 +21,7 @@ static vg_tensor *from_values(int ndim, const int64_t *shape, const double *v) {
 /* max |a − b| over two same-shape tensors (any strides) */
 static double max_abs_diff(const vg_tensor *a, const vg_tensor *b) {
     vg_tensor *ca = vg_contiguous_raw(a), *cb = vg_contiguous_raw(b);
-    double m = 0;
-    for (int64_t i = 0, n = vg_numel(ca); i < n; i++) m = fmax(m, fabs((double)vg_data(ca)[i] - vg_data(cb)[i]));
-    return m;
+    return vg_test_compare(vg_data(ca), vg_data(cb), (size_t)vg_numel(ca)).max_abs;
 }
 
 /* ------------------------------------------------------------------ worked examples */
@@ -176,7 +174,7 @@ static stats tensor_stats(const vg_tensor *t) {
     stats s = {0, 0, 0};
     int64_t n = vg_numel(t);
     const real *d = vg_data(t);
-    for (int64_t i = 0; i < n; i++) { s.mean += d[i]; s.maxabs = fmax(s.maxabs, fabs(d[i])); }
+    for (int64_t i = 0; i < n; i++) { s.mean += d[i]; s.maxabs = vg_test_max(s.maxabs, fabs(d[i])); }
     s.mean /= n;
     for (int64_t i = 0; i < n; i++) s.std += (d[i] - s.mean) * (d[i] - s.mean);
     s.std = sqrt(s.std / n);
@@ -260,27 +258,9 @@ static bool load_tensor(const vg_st_file *f, const char *name, vg_tensor *t, cha
 }
 
 /* max abs error, and relative to the reference's largest magnitude; prints one line */
-static double compare(const char *what, const vg_tensor *got, const vg_st_file *f, const char *key, double *max_rel_seen) {
-    const vg_st_tensor *r = vg_st_find(f, key);
-    if (!r || !got || (int64_t)r->numel != vg_numel(got)) {
-        vg_test_fail(__FILE__, __LINE__, "%s: %s", what, !got ? vg_error() : !r ? "not in the reference" : "size differs");
-        return INFINITY;
-    }
-    float *ref = malloc(sizeof(float) * r->numel);
-    char err[256];
-    vg_st_read_f32(f, key, ref, r->numel, err, sizeof err);
-    vg_tensor *c = vg_contiguous_raw(got);
-    double max_abs = 0, ref_max = 0;
-    for (size_t i = 0; i < r->numel; i++) {
-        max_abs = fmax(max_abs, fabs((double)vg_data(c)[i] - ref[i]));
-        ref_max = fmax(ref_max, fabs((double)ref[i]));
-    }
-    free(ref);
-    double rel = max_abs / fmax(ref_max, 1e-30);
-    if (getenv("VG_VERBOSE")) printf("      %-40s max abs %.3e  rel %.3e  (|ref| ≤ %.3e)\n", what, max_abs, rel, ref_max);
-    if (rel > *max_rel_seen) *max_rel_seen = rel;
-    if (!(rel <= 1e-4))
-        vg_test_fail(__FILE__, __LINE__, "%s: max abs err %.3e, rel %.3e (|ref| max %.3e) > 1e-4", what, max_abs, rel, ref_max);
+static double compare(const char *what, vg_tensor *got, const vg_st_file *f, const char *key, double *max_rel_seen) {
+    const double rel = vg_test_check_ref(what, got, f, key, 1e-4);
+    *max_rel_seen = vg_test_max(*max_rel_seen, rel);
     return rel;
 }
 
@@ -332,7 +312,7 @@ static void parity_variant_stem(const char *variant, vg_vit_pool pool, vg_vit_po
     if (loss) {
         CHECK_MSG(fabs(vg_item(loss) - ref_loss) <= 1e-4 * fabs(ref_loss), "%s: %.8f vs PyTorch %.8f", what,
                   (double)vg_item(loss), ref_loss);
-        worst = fmax(worst, fabs(vg_item(loss) - ref_loss) / fabs(ref_loss));
+        worst = vg_test_max(worst, fabs(vg_item(loss) - ref_loss) / fabs(ref_loss));
     }
     if (vg_backward(loss, NULL)) {
         for (int i = 0; i < tr.n; i++) {
@@ -442,13 +422,13 @@ VG_TEST(vit_pos_embed_interpolation_matches_pytorch) {
         char key[64]; snprintf(key, sizeof key, "big.%s.values", modes[m]);
         REQUIRE(!vg_st_read_f32(f, key, want, ix->numel, err, sizeof err));
         double max_err = 0;
-        for (size_t k = 0; k < ix->numel; k++) max_err = fmax(max_err, fabs(vg_data(r)[idx[k]] - (double)want[k]));
+        for (size_t k = 0; k < ix->numel; k++) max_err = vg_test_max(max_err, fabs(vg_data(r)[idx[k]] - (double)want[k]));
         double st[3], got[3] = {0, 0, 0};
         snprintf(key, sizeof key, "big.%s.stats", modes[m]);
         REQUIRE(!vg_st_read_f64(f, key, st, 3, err, sizeof err));
         for (int64_t k = 0; k < vg_numel(r); k++) {
             double v = vg_data(r)[k];
-            got[0] = fmax(got[0], fabs(v)); got[1] += fabs(v); got[2] += v;
+            got[0] = vg_test_max(got[0], fabs(v)); got[1] += fabs(v); got[2] += v;
         }
         printf("    %-8s 14x14→28x28: %zu sampled values max abs err %.2e; max|y| %.7f (torch %.7f), "
                "Σ|y| %.4f (torch %.4f)\n", modes[m], ix->numel, max_err, got[0], st[0], got[1], st[1]);
@@ -508,7 +488,7 @@ VG_TEST(vit_mean_pool_and_dropout_modes) {
         for (int d = 0; d < 32; d++) {
             double s = 0;
             for (int t = 1; t < 17; t++) s += vg_get(feat, (int64_t[]){b, t, d});
-            err = fmax(err, fabs(s / 16 - vg_get(pooled, (int64_t[]){b, d})));
+            err = vg_test_max(err, fabs(s / 16 - vg_get(pooled, (int64_t[]){b, d})));
         }
     CHECK(err < 1e-6);
 
@@ -614,7 +594,7 @@ VG_TEST(vit_cls_only_last_block_same_logits_and_gradients) {
                 else {
                     double scale = 1e-30;
                     vg_tensor *g = vg_contiguous_raw(grads[i]);
-                    for (int64_t j = 0; j < vg_numel(g); j++) scale = fmax(scale, fabs((double)vg_data(g)[j]));
+                    for (int64_t j = 0; j < vg_numel(g); j++) scale = vg_test_max(scale, fabs((double)vg_data(g)[j]));
                     CHECK_MSG(max_abs_diff(tr.items[i].tensor->grad, grads[i]) <= 1e-5 * scale,
                               "pool %d: gradient of %s differs", pool, tr.items[i].name);
                 }

@@ -47,7 +47,6 @@ UNARY_CASES(sqrt, vg_sqrt, 0.5, 2.0)
 UNARY_CASES(rsqrt, vg_rsqrt, 0.5, 2.0)
 UNARY_CASES(tanh, vg_tanh, 0, 0)
 UNARY_CASES(relu, vg_relu, 0, 0)
-UNARY_CASES(gelu, vg_gelu, -3.0, 3.0)
 
 /* ---- reductions */
 typedef struct { int which, naxes, axes[3]; bool keepdim, transposed; } red_ctx;
@@ -70,21 +69,6 @@ static vg_tensor *f_reduce(vg_tensor *const *in, void *ctx) {
 REDUCE_CASES(sum, 0)
 REDUCE_CASES(mean, 1)
 REDUCE_CASES(max, 2)
-
-/* ---- softmax family */
-typedef struct { bool log_form; int dim; bool transposed; } sm_ctx;
-static vg_tensor *f_softmax(vg_tensor *const *in, void *ctx) {
-    const sm_ctx *c = ctx;
-    vg_tensor *a = c->transposed ? vg_transpose(in[0], 0, 1) : in[0];
-    return c->log_form ? vg_log_softmax(a, c->dim) : vg_softmax(a, c->dim);
-}
-#define SOFTMAX_CASES(NAME, L)                                                                          \
-    static sm_ctx NAME##_c0 = {L, -1, false}, NAME##_c1 = {L, 0, false}, NAME##_c2 = {L, -1, true};    \
-    GC_REGISTER(NAME##_0, {#NAME, "dim -1", f_softmax, &NAME##_c0, 1, {GC_IN(3, 5)}})                 \
-    GC_REGISTER(NAME##_1, {#NAME, "dim 0 of 3-d", f_softmax, &NAME##_c1, 1, {GC_IN(4, 2, 3)}})        \
-    GC_REGISTER(NAME##_2, {#NAME, "dim -1 transposed", f_softmax, &NAME##_c2, 1, {GC_IN(5, 3)}})
-SOFTMAX_CASES(softmax, false)
-SOFTMAX_CASES(log_softmax, true)
 
 /* ---- matmul */
 typedef struct { int mode; } mm_ctx;

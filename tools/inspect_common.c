@@ -14,6 +14,12 @@ int ic_take(const char *cmd, int argc, char **argv, int *i, const char *flag, co
     *val = argv[++*i];
     return 1;
 }
+void ic_print_presets(FILE *f) {
+    fputs("  PRESET:", f);
+    for (int i = 0; vg_vit_preset_names[i]; i++) fprintf(f, "%s %s", i ? " |" : "", vg_vit_preset_names[i]);
+    fputc('\n', f);
+}
+
 bool ic_is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
 
 bool ic_int(const char *cmd, const char *flag, const char *s, int lo, int hi, int *out) {

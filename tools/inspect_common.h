@@ -18,6 +18,8 @@
  * 0 if not, -1 (message printed, "inspect CMD: FLAG needs a value") if the value is missing. */
 int  ic_take(const char *cmd, int argc, char **argv, int *i, const char *flag, const char **val);
 bool ic_is_help(const char *a);
+/* "  PRESET: vit-tiny-cifar | … \n": the presets of vit/presets.c, for a usage text */
+void ic_print_presets(FILE *f);
 /* strict integer parse in [lo, hi]; prints "inspect CMD: FLAG: …" and returns false otherwise */
 bool ic_int(const char *cmd, const char *flag, const char *s, int lo, int hi, int *out);
 /* "ROW,COL" */

@@ -2,6 +2,7 @@
  * images per split and per class, image size, per-channel mean/std, skipped files and why.
  * The ./inspect dispatcher calls inspect_data_main with argv[0] = "data" (a "data" in argv[1]
  * is skipped too). Returns 0, 1 when the data cannot be read, 2 for bad arguments. */
+#include "base/clock.h"
 #include "data/data.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,6 @@ static void usage(FILE *f) {
         "(population std over all pixels), and for image folders the skipped files.\n");
 }
 
-static double now_s(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
 
 static void size_str(const vg_dataset *d, char *s, size_t n) {
     if (d->height) { snprintf(s, n, "%dx%d", d->height, d->width); return; }
@@ -60,9 +60,9 @@ int inspect_data_main(int argc, char **argv) {
     double secs[2];
     char err[VG_DATA_ERRLEN];
     for (int s = 0; s < 2; s++) {
-        double t0 = now_s();
+        double t0 = vg_now_s();
         ds[s] = vg_dataset_open(kind, dir, s == 0 ? VG_SPLIT_TRAIN : VG_SPLIT_TEST, err, sizeof err);
-        secs[s] = now_s() - t0;
+        secs[s] = vg_now_s() - t0;
         if (!ds[s]) { fprintf(stderr, "inspect data: %s split: %s\n", split_name[s], err); vg_dataset_free(ds[0]); return 1; }
     }
     const vg_dataset *tr = ds[0];

@@ -4,6 +4,7 @@
  * norm, L2-normalised. Each test image is classified by its k nearest train embeddings under cosine
  * similarity with DINO's weighted vote (Caron et al. 2021, eval_knn.py): class score
  * Σ_neighbours exp(sim / 0.07). Also printed: 1-NN accuracy. */
+#include "base/clock.h"
 #include "inspect_common.h"
 #include "gemm/gemm.h"
 #include <limits.h>
@@ -26,7 +27,6 @@ static void usage(FILE *f) {
                "exp(sim / 0.07). Also prints 1-NN accuracy.\n");
 }
 
-static double now_s(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
 
 /* embeddings of the first n images of d → out (n, D) */
 static int embed_split(vg_vit *m, const vg_dataset *d, int n, int batch, real *out) {
@@ -101,11 +101,11 @@ int inspect_embed_main(int argc, char **argv) {
 
     printf("model: %s\n%s: %d train images (memory bank), %d test images, embedding dim %d, eval transform %dx%d\n",
            mm.source, o.dataset, ntr, nte, D, m->cfg.img_size, m->cfg.img_size);
-    double t0 = now_s();
+    double t0 = vg_now_s();
     if (embed_split(m, tr, ntr, batch, Etr) || embed_split(m, te, nte, batch, Ete)) {
         fprintf(stderr, "inspect embed: forward failed: %s\n", vg_error()); rc = IC_FAIL; goto free_all;
     }
-    double t1 = now_s();
+    double t1 = vg_now_s();
     int correct_k = 0, correct_1 = 0;
     double mean_sim1 = 0;
     for (int q0 = 0; q0 < nte; q0 += chunk) {
@@ -130,7 +130,7 @@ int inspect_embed_main(int argc, char **argv) {
             mean_sim1 += s[nb[0]];
         }
     }
-    printf("embedding %.1f s (%.0f images/s), search %.1f s\n", t1 - t0, (ntr + nte) / (t1 - t0), now_s() - t1);
+    printf("embedding %.1f s (%.0f images/s), search %.1f s\n", t1 - t0, (ntr + nte) / (t1 - t0), vg_now_s() - t1);
     printf("mean cosine similarity to the nearest train image: %.3f\n", mean_sim1 / nte);
     printf("%d-NN accuracy (cosine, weighted vote exp(sim/0.07)): %.2f%% (%d / %d)\n", k, 100.0 * correct_k / nte, correct_k, nte);
     printf("1-NN accuracy: %.2f%% (%d / %d)\n", 100.0 * correct_1 / nte, correct_1, nte);

@@ -15,9 +15,9 @@ int inspect_graph_main(int argc, char **argv);
 
 static void usage(FILE *f) {
     fprintf(f, "usage: inspect graph (--model PRESET [--depth N] | --ckpt FILE) --out GRAPH.dot [--batch B]\n"
-               "                     [--full-last-block]\n"
-               "  PRESET: vit-tiny-cifar | vit-micro-cifar | vit-mnist | vit-tiny-in64\n"
-               "  --depth: keep only the first N blocks of the preset (one block is easy to read)\n"
+               "                     [--full-last-block]\n");
+    ic_print_presets(f);
+    fprintf(f, "  --depth: keep only the first N blocks of the preset (one block is easy to read)\n"
                "  --batch: images in the traced batch (default 2)\n"
                "  --full-last-block: every token through the last block, the textbook graph (as\n"
                "           ./train --full-last-block). Without it the graph is the one training records:\n"

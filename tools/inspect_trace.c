@@ -7,9 +7,9 @@
 int inspect_trace_main(int argc, char **argv);
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: inspect trace (--model PRESET | --ckpt FILE) [--batch B]\n"
-               "  PRESET: vit-tiny-cifar | vit-micro-cifar | vit-mnist | vit-tiny-in64\n"
-               "  --ckpt: a model.safetensors written by ./train (its config is in the metadata)\n"
+    fprintf(f, "usage: inspect trace (--model PRESET | --ckpt FILE) [--batch B]\n");
+    ic_print_presets(f);
+    fprintf(f, "  --ckpt: a model.safetensors written by ./train (its config is in the metadata)\n"
                "  --batch: batch size of the traced forward (default 8)\n"
                "Prints stage, output shape, parameters and forward FLOPs (for the whole batch).\n");
 }

@@ -1,4 +1,4 @@
-"""make_timm_reference.py — reference numbers for the timm ViT layouts vitgrad reads (vit/, issue 30).
+"""make_timm_reference.py — reference numbers for the timm ViT layouts vitgrad reads (vit/).
 
 timm is NOT needed: the module below is timm 1.0's VisionTransformer (timm/models/vision_transformer.py)
 reduced to what these layouts use, with timm's parameter names, order and forward:
