@@ -1,5 +1,5 @@
 # vitgrad — plain Makefile, no configure step.
-#   make            library + programs (train, gradcheck, inspect)
+#   make            library + programs (train, gradcheck, inspect, predict)
 #   make test       build and run every test; last line "N passed, N failed"
 #   make asan       the tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make train      train the default model on CIFAR-10
@@ -42,13 +42,13 @@ TRAIN_LD := $(CC)
 endif
 TEST_SRC := $(wildcard tests/test_*.c) tests/test_main.c
 GC_SRC   := $(wildcard tools/gradcheck*.c)
-INSPECT_SRC := $(filter-out $(GC_SRC),$(wildcard tools/*.c))
+INSPECT_SRC := $(filter-out $(GC_SRC) tools/predict.c,$(wildcard tools/*.c))
 
 OBJ32 := $(LIB_SRC:%.c=$(B)/f32/%.o)
 OBJ64 := $(LIB_SRC:%.c=$(B)/f64/%.o)
 HDRS  := $(wildcard */*.h) $(wildcard */*/*.h) $(wildcard *.h)
 
-PROGRAMS := $(BIN)/gradcheck train-binary $(if $(INSPECT_SRC),$(BIN)/inspect) $(BIN)/launch
+PROGRAMS := $(BIN)/gradcheck train-binary $(if $(INSPECT_SRC),$(BIN)/inspect) $(BIN)/predict $(BIN)/launch
 
 .PHONY: all test asan fuzz fuzz-binaries fuzz-seeds train-binary train-fashion train-imagenet recipe-flags reference bench bench-mpi data clean plot check-pytorch check-timm
 all: $(PROGRAMS)
@@ -84,6 +84,9 @@ $(B)/libvitgrad64.a: $(OBJ64)
 $(BIN)/gradcheck: $(GC_SRC:%.c=$(B)/f64/%.o) $(B)/libvitgrad64.a
 	$(CC) $^ -o $@ $(LDLIBS)
 $(BIN)/inspect: $(INSPECT_SRC:%.c=$(B)/f32/%.o) $(B)/libvitgrad.a
+	$(CC) $^ -o $@ $(LDLIBS)
+# ./predict: classify images with a trained model (shares the model and image loading of ./inspect)
+$(BIN)/predict: $(B)/f32/tools/predict.o $(B)/f32/tools/inspect_common.o $(B)/libvitgrad.a
 	$(CC) $^ -o $@ $(LDLIBS)
 # ./launch: restarts a failed job from its checkpoint (launcher/launch.c; needs nothing of the library)
 $(BIN)/launch: $(B)/f32/launcher/launch.o
@@ -233,4 +236,4 @@ bench-mpi: $(B)/train-mpi
 	bash bench/mpi.sh $(B)
 
 clean:
-	rm -rf build build-asan build-fuzz train gradcheck inspect launch
+	rm -rf build build-asan build-fuzz train gradcheck inspect predict launch
