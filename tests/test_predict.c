@@ -6,6 +6,7 @@
 #include "run_helpers.h"
 #include "checkpoint/data_meta.h"
 #include "data/data.h"
+#include "checkpoint/model_meta.h"
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -324,4 +325,59 @@ VG_TEST(predict_old_checkpoint_without_data_keys_still_loads) {
     snprintf(cmd, sizeof cmd, "./train --dataset imagefolder --data %s/three --init %s --eval-only --threads 2", r, q);
     rc = vg_test_run(cmd, out, sizeof out);
     CHECK_MSG(rc == 0 && strstr(out, "stores no class names") && strstr(out, "test top-1"), "exit %d: %s", rc, out);
+}
+
+/* a timm state dict (no class names, no normalisation stored) with --classes FILE and --heads: the
+ * probabilities are the softmax of the model's logits on the evaluation transform of the image
+ * with timm's ImageNet mean and std, as computed here */
+VG_TEST(predict_timm_state_dict_with_a_classes_file) {
+    if (!vg_test_have_program("predict")) VG_SKIP("./predict is not built");
+    const char *model = "tests/reference/timm/deit3.safetensors";
+    char dir[300], img[400], names[400], cmd[2048], err[1024];
+    static char out[1 << 16];
+    snprintf(dir, sizeof dir, "/tmp/vitgrad-predict-timm-XXXXXX");
+    REQUIRE(mkdtemp(dir));
+    char d[400];
+    snprintf(d, sizeof d, "%s/f", dir);
+    REQUIRE(vg_test_write_imagefolder(d, 2, 1, 1, 24));
+    snprintf(img, sizeof img, "%s/f/train/c01/img000.png", dir);
+    snprintf(names, sizeof names, "%s/names.txt", dir);
+    FILE *f = fopen(names, "w");
+    REQUIRE(f);
+    fputs("zero\none\ntwo\nthree\nfour\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "./predict --ckpt %s --heads 2 --classes %s --json --top 5 %s", model, names, img);
+    int rc = vg_test_run(cmd, out, sizeof out);
+    REQUIRE(rc == 0);
+    /* the same in-process */
+    vg_st_file *sf = vg_st_open(model, err, sizeof err);
+    REQUIRE(sf);
+    vg_vit m;
+    REQUIRE(vg_vit_from_file(sf, &m, 2, model, err, sizeof err) == 0);
+    vg_st_close(sf);
+    uint8_t *chw; int h, w, sc;
+    REQUIRE(vg_image_decode_file(img, &chw, &h, &w, &sc, err, sizeof err) == 0);
+    const float mean[3] = {0.485f, 0.456f, 0.406f}, std[3] = {0.229f, 0.224f, 0.225f};
+    const int S = m.cfg.img_size;
+    vg_tensor *x = vg_empty(VG_DIMS(1, 3, S, S));
+    vg_eval_transform(chw, 3, h, w, S, vg_data(x), mean, std);
+    free(chw);
+    vg_no_grad_begin();
+    vg_tensor *logits = vg_vit_forward(&m, x, false, NULL);
+    vg_no_grad_end();
+    REQUIRE(logits);
+    double mx = -1e300, p[5], sum = 0;
+    for (int c = 0; c < 5; c++) mx = fmax(mx, vg_data(logits)[c]);
+    for (int c = 0; c < 5; c++) sum += p[c] = exp(vg_data(logits)[c] - mx);
+    const char *word[5] = {"zero", "one", "two", "three", "four"};
+    for (int c = 0; c < 5; c++) {
+        char key[64];
+        snprintf(key, sizeof key, "\"index\": %d, \"class\": \"%s\", \"prob\": ", c, word[c]);
+        const char *at = strstr(out, key);
+        CHECK_MSG(at && fabs(atof(at + strlen(key)) - p[c] / sum) < 1e-6, "class %d: want %.9f in %s", c, p[c] / sum, out);
+    }
+    vg_vit_free(&m);
+    vg_arena_reset();
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
 }

@@ -1,7 +1,7 @@
 /* predict.c — ./predict: classify images with a trained model.
  *
  *   ./predict --ckpt RUN_DIR_OR_FILE IMAGE_OR_FOLDER… [--top K] [--json] [--classes FILE]
- *             [--batch N] [--threads T]
+ *             [--batch N] [--threads T] [--heads H]
  *
  * The model comes from a checkpoint as ./inspect loads it (tools/inspect_common.c: a run or step
  * directory, or a model.safetensors — vitgrad's, with its "model.*" metadata, or a timm state
@@ -13,7 +13,9 @@
  * printed by name with their softmax probabilities. An image that cannot be read is reported by
  * name and the others go on; the exit status is then 1. Bad flags: 2. */
 #include "tools/inspect_common.h"
+#include "checkpoint/checkpoint.h"
 #include "checkpoint/data_meta.h"
+#include "checkpoint/model_meta.h"
 #include "autograd/autograd.h"
 #include <ctype.h>
 #include <dirent.h>
@@ -37,6 +39,7 @@ static void usage(FILE *f) {
         "  --classes FILE  class names, one per line (for a file that stores none, e.g. a timm checkpoint)\n"
         "  --batch N       images per forward pass (default 32)\n"
         "  --threads T     threads (default: every core)\n"
+        "  --heads H       attention heads of a timm state dict whose embed_dim is not a multiple of 64\n"
         "Images are resized and centre-cropped to the model's input as evaluation does, normalised with the\n"
         "checkpoint's stored mean and std. Exit status: 0, 1 if any image (or the model) could not be read, 2 usage.\n");
 }
@@ -187,6 +190,21 @@ static int model_data(const ic_model *model, const char *classes, vg_data_meta *
     return 0;
 }
 
+/* the model as ./inspect loads it; with --heads H (a timm state dict whose embed_dim is not a
+ * multiple of 64, which its shapes cannot give) the head count is H */
+static int load_model(const char *ckpt, int heads, ic_model *model, char *err, size_t errlen) {
+    if (!heads) return ic_model_load(ckpt, model, err, errlen);
+    char model_path[4096], state_path[4096];
+    memset(model, 0, sizeof *model);
+    if (vg_checkpoint_resolve(ckpt, model_path, state_path, sizeof model_path, err, errlen)) return -1;
+    vg_st_file *f = vg_st_open(model_path, err, errlen);
+    if (!f) return -1;
+    int rc = vg_vit_from_file(f, &model->m, heads, model_path, err, errlen);
+    vg_st_close(f);
+    snprintf(model->source, sizeof model->source, "%s", model_path);
+    return rc;
+}
+
 /* ------------------------------------------------------------------ main */
 static bool parse_int(const char *flag, const char *s, int lo, int hi, int *out) {
     char *end;
@@ -202,7 +220,7 @@ static bool parse_int(const char *flag, const char *s, int lo, int hi, int *out)
 
 int main(int argc, char **argv) {
     const char *ckpt = NULL, *classes = NULL;
-    int top = 5, batch = 32, threads = 0;
+    int top = 5, batch = 32, threads = 0, heads = 0;
     bool json = false, top_given = false;
     paths inputs = {0};
     for (int i = 1; i < argc; i++) {
@@ -215,6 +233,7 @@ int main(int argc, char **argv) {
         } else if (!strcmp(a, "--top")) { if (!parse_int(a, v, 1, 1 << 20, &top)) return 2; top_given = true; i++; }
         else if (!strcmp(a, "--batch")) { if (!parse_int(a, v, 1, 4096, &batch)) return 2; i++; }
         else if (!strcmp(a, "--threads")) { if (!parse_int(a, v, 1, 1024, &threads)) return 2; i++; }
+        else if (!strcmp(a, "--heads")) { if (!parse_int(a, v, 1, 4096, &heads)) return 2; i++; }
         else if (a[0] == '-' && a[1]) { fprintf(stderr, "predict: unknown flag %s (see ./predict --help)\n", a); return 2; }
         else if (paths_add(&inputs, a)) { fprintf(stderr, "predict: out of memory\n"); return 1; }
     }
@@ -228,7 +247,7 @@ int main(int argc, char **argv) {
     ic_model model;
     vg_data_meta names = {0};
     char err[IC_ERRLEN];
-    if (ic_model_load(ckpt, &model, err, sizeof err)) { fprintf(stderr, "predict: %s\n", err); return 1; }
+    if (load_model(ckpt, heads, &model, err, sizeof err)) { fprintf(stderr, "predict: %s\n", err); return 1; }
     const int K = model.m.cfg.num_classes, C = model.m.cfg.in_chans, S = model.m.cfg.img_size;
     int status = 0;
     if (K < 1) { fprintf(stderr, "predict: %s has no classification head (num_classes 0)\n", model.source); status = 1; goto out; }
