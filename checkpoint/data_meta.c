@@ -215,6 +215,7 @@ int vg_data_meta_fallback(vg_data_meta *m, const char *dataset, int n_classes, c
 }
 
 const char *vg_data_meta_label(const vg_data_meta *m, int c) {
+    if (c < 0 || c >= m->n_classes) return "";
     if (m->class_descr && m->class_descr[c] && m->class_descr[c][0]) return m->class_descr[c];
-    return m->class_names && c < m->n_classes ? m->class_names[c] : "";
+    return m->class_names ? m->class_names[c] : "";
 }

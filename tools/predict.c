@@ -252,6 +252,11 @@ int main(int argc, char **argv) {
     int status = 0;
     if (K < 1) { fprintf(stderr, "predict: %s has no classification head (num_classes 0)\n", model.source); status = 1; goto out; }
     if ((status = model_data(&model, classes, &names))) goto out;
+    if (names.n_classes != K) {
+        fprintf(stderr, "predict: %s names %d classes, its head has %d\n", model.source, names.n_classes, K);
+        status = 1;
+        goto out;
+    }
     if (!top_given && top > K) top = K;
     if (top > K) { fprintf(stderr, "predict: --top %d: the model has %d classes\n", top, K); status = 2; goto out; }
     if (!json)
