@@ -1,5 +1,5 @@
 # vitgrad — plain Makefile, no configure step.
-#   make            library + programs (train, gradcheck, inspect)
+#   make            library + programs (train, gradcheck, inspect, predict)
 #   make test       build and run every test; last line "N passed, N failed"
 #   make CROSS=aarch64  everything for ARM64 into build-arm64/; make test-arm64 runs it under qemu-aarch64
 #   make asan       the tests under AddressSanitizer + UndefinedBehaviorSanitizer
@@ -66,7 +66,7 @@ TRAIN_LD := $(CC)
 endif
 TEST_SRC := $(wildcard tests/test_*.c) tests/test_main.c
 GC_SRC   := $(wildcard tools/gradcheck*.c)
-INSPECT_SRC := $(filter-out $(GC_SRC),$(wildcard tools/*.c))
+INSPECT_SRC := $(filter-out $(GC_SRC) tools/predict.c,$(wildcard tools/*.c))
 
 OBJ32 := $(LIB_SRC:%.c=$(B)/f32/%.o)
 OBJ64 := $(LIB_SRC:%.c=$(B)/f64/%.o)
@@ -76,7 +76,7 @@ OBJ64 := $(LIB_SRC:%.c=$(B)/f64/%.o)
 FAULT_SRC := $(sort base/fault.c $(shell grep -l '"base/fault.h"\|"fault.h"' $(LIB_SRC)))
 OBJ_FAULTS := $(FAULT_SRC:%.c=$(B)/faults/%.o) $(filter-out $(FAULT_SRC:%.c=$(B)/f32/%.o),$(OBJ32))
 
-PROGRAMS := $(BIN)/gradcheck train-binary $(if $(INSPECT_SRC),$(BIN)/inspect) $(BIN)/launch
+PROGRAMS := $(BIN)/gradcheck train-binary $(if $(INSPECT_SRC),$(BIN)/inspect) $(BIN)/predict $(BIN)/launch
 
 .PHONY: all test asan fuzz fuzz-binaries fuzz-seeds train-binary train-fashion train-imagenet recipe-flags reference bench bench-mpi data clean plot check-pytorch check-timm
 all: $(PROGRAMS)
@@ -141,6 +141,9 @@ $(B)/tools/report_page_js.c: tools/report_page.js
 	{ echo 'const char report_page_js[] ='; sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; echo ';'; } > $@
 $(B)/f32/tools/report_page_js.o: $(B)/tools/report_page_js.c
 	$(CC) $(CFLAGS) -c $< -o $@
+# ./predict: classify images with a trained model (shares the model and image loading of ./inspect)
+$(BIN)/predict: $(B)/f32/tools/predict.o $(B)/f32/tools/inspect_common.o $(B)/libvitgrad.a
+	$(CC) $^ -o $@ $(LDLIBS)
 # ./launch: restarts a failed job from its checkpoint (launcher/launch.c; needs nothing of the library)
 $(BIN)/launch: $(B)/f32/launcher/launch.o
 	$(CC) $^ -o $@ $(EXTRA_LDFLAGS)
@@ -337,4 +340,4 @@ bench-mpi: $(B)/train-mpi
 	bash bench/mpi.sh $(B)
 
 clean:
-	rm -rf build build-asan build-fuzz build-arm64 train gradcheck inspect launch
+	rm -rf build build-asan build-fuzz build-arm64 train gradcheck inspect predict launch

@@ -84,7 +84,7 @@ static int finish(int rc) {
     vg_loader_free(run_state.loader);
     vg_dataset_free(run_state.train); vg_dataset_free(run_state.test);
     vg_adamw_free(t->opt);
-    vg_params_free(&t->params); vg_params_free(&t->state_dict); vg_params_free(&t->ema_state);
+    vg_params_free(&t->params); vg_params_free(&t->state_dict); vg_params_free(&t->ema_state); vg_data_meta_free(&t->data);
     if (run_state.model_ready) vg_vit_free(&t->model);
     vg_grad_sync_free(t->sync);                 /* after the model: the gradients live in it */
     if (t->has_ema) vg_vit_free(&t->ema_model);
@@ -122,7 +122,8 @@ static int build_model(options *o, const vg_dataset *test, const char *dir, char
     trainer *t = &run_state.t;
     vg_rng init_rng = vg_rng_seed(o->seed);
     t->dropout_rng = trainer_dropout_rng(o->seed);
-    if (run_model_config(o, model_path, state_path, pathlen, test ? test->n_classes : 0, err)) return -1;
+    int rc = run_model_config(o, model_path, state_path, pathlen, test ? test->n_classes : 0, err);
+    if (rc) return rc;
     const vg_vit_config *c = &o->vit;
     if (test && test->n_classes != c->num_classes) {
         snprintf(err, ERRLEN, "%.400s has %d classes, the model %d (%s)", dir, test->n_classes, c->num_classes,
@@ -193,6 +194,8 @@ static int eval_and_log(const options *o, const vg_dataset *test, int64_t per_ep
 }
 
 #define FAIL() do { fprintf(stderr, "train: %s\n", err); return finish(1); } while (0)
+/* rc 2: a refusal (usage, exit status 2), else an error */
+#define CHECKED(call) do { int rc_ = (call); if (rc_) { fprintf(stderr, "train: %s\n", err); return finish(rc_ == 2 ? 2 : 1); } } while (0)
 
 int main(int argc, char **argv) {
     options o = vg_options_parse(argc, argv);
@@ -217,31 +220,21 @@ int main(int argc, char **argv) {
     const char *dir = o.data ? o.data : default_data_dir(o.dataset);
     char data_err[ERRLEN] = "";
     vg_dataset *test = o.bench || o.trace_shapes ? NULL : open_test_split(&o, dir, data_err);
-    if (build_model(&o, test, dir, model_path, state_path, sizeof model_path, err)) FAIL();
+    CHECKED(build_model(&o, test, dir, model_path, state_path, sizeof model_path, err));
     print_processes();
     if (o.trace_shapes) {
         printf("model %s: %lld parameters\n", o.model, (long long)vg_vit_param_count(&t->model.cfg));
         return finish(vg_vit_trace(&t->model, 2, stdout) ? 0 : 1);
     }
     if (o.bench) return finish(trainer_bench(t, &o));
-    if (model_path[0] && trainer_load_weights(t, model_path, o.interp, o.resume != NULL, err)) FAIL();
+    /* an evaluation loads the file as it is (never a new head: run/model_setup.c) */
+    if (model_path[0] && trainer_load_weights(t, model_path, o.interp, o.resume || o.eval_only, err)) FAIL();
     if (o.model_ema && trainer_ema_init(t, err)) FAIL();
     if (!test) { snprintf(err, ERRLEN, "%s", data_err); FAIL(); }
-
-    if (o.eval_only) {
-        if (!model_path[0]) fprintf(stderr, "train: warning: --eval-only without --init/--resume evaluates a random model\n");
-        double t0 = vg_now_s();
-        bool ok; eval_result r = trainer_evaluate(t, test, o.eval_batch, o.loader_threads, err, &ok);
-        if (ok) {       /* the time and memory first: the report (from "test top-1:" on) is the same every run */
-            printf("evaluated in %.1f s (batch %d); peak RSS %ld MiB\n", vg_now_s() - t0, o.eval_batch, run_peak_rss_mib());
-            eval_report_print(&r, test, stdout);
-        }
-        free(r.confusion);
-        if (!ok) FAIL();
-        return finish(0);
-    }
+    CHECKED(run_data_setup(t, &o, test, dir, model_path, err));     /* class names, normalisation */
+    if (o.eval_only) { if (run_eval_only(t, &o, test, err)) FAIL(); return finish(0); }
     vg_dataset *train = run_state.train = vg_dataset_open(o.dataset, dir, VG_SPLIT_TRAIN, err, sizeof err);
-    if (!train) FAIL();
+    if (!train || run_data_train_split(t, &o, train, test, rank == 0, err)) FAIL();
     vg_loader_config lc = vg_loader_config_default();
     lc.batch_size = o.batch * o.grad_accum_steps;      /* one loader batch per optimizer step */
     lc.train = 1; lc.image_size = t->model.cfg.img_size;

@@ -9,9 +9,6 @@
 #define REC_PIXELS 3072
 #define REC_BYTES  (1 + REC_PIXELS)
 
-static const char *default_names[10] = {"airplane", "automobile", "bird", "cat", "deer",
-                                        "dog", "frog", "horse", "ship", "truck"};
-
 vg_dataset *vg_cifar10_open(const char *dir, vg_split split, char *err, size_t errlen) {
     const char *train_files[] = {"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin",
                                  "data_batch_4.bin", "data_batch_5.bin"};
@@ -80,7 +77,7 @@ vg_dataset *vg_cifar10_open(const char *dir, vg_split split, char *err, size_t e
     snprintf(path, sizeof path, "%s/batches.meta.txt", dir);
     int n_meta = vg__read_lines(path, &meta, 10);
     for (int c = 0; c < 10 && d->class_names; c++)
-        d->class_names[c] = vg__strdup(n_meta == 10 ? meta[c] : default_names[c]);
+        d->class_names[c] = vg__strdup(n_meta == 10 ? meta[c] : vg_dataset_default_names("cifar10", 10)[c]);
     vg__free_strings(meta, n_meta > 0 ? n_meta : 0);
     const float m[3] = VG_CIFAR10_MEAN, s[3] = VG_CIFAR10_STD;
     memcpy(d->mean, m, sizeof m); memcpy(d->std, s, sizeof s);

@@ -27,6 +27,18 @@ typedef enum { VG_SPLIT_TRAIN = 0, VG_SPLIT_TEST = 1 } vg_split; /* image folder
 #define VG_IMAGENET_SUBSET_STD  {0.269433f, 0.256504f, 0.266576f}
 #define VG_FASHION_MNIST_MEAN  {0.286041f, 0.286041f, 0.286041f}
 #define VG_FASHION_MNIST_STD   {0.353024f, 0.353024f, 0.353024f}
+/* Image folders normalise with their own training split's statistics (vg_dataset_norm_stats);
+ * the ImageNet-subset values above are what ./train used for every image folder before, so a
+ * checkpoint that stores no normalisation (data.mean, checkpoint/data_meta.h) was trained with
+ * them. */
+
+/* the standard class names of a dataset kind with n_classes classes ("cifar10", "fashion-mnist",
+ * "mnist": 10), NULL when the kind has none (image folders: their folder names) */
+const char *const *vg_dataset_default_names(const char *kind, int n_classes);
+/* the normalisation a dataset kind uses without data-specific statistics: CIFAR-10's,
+ * Fashion-MNIST's, MNIST's; image folders the ImageNet-subset constants (see above). -1 (and
+ * nothing written) for an unknown kind. */
+int vg_dataset_default_norm(const char *kind, float mean[3], float std[3]);
 
 typedef struct vg_dataset {
     char name[32];          /* "cifar10", "imagefolder", "fashion-mnist", "mnist" */
@@ -43,7 +55,10 @@ typedef struct vg_dataset {
     int *heights, *widths;  /* [n] per-image sizes; NULL when fixed-size */
     uint8_t *src_channels;  /* [n] channels in the file before RGB conversion; NULL if n/a */
     char **files;           /* [n] source file of each image (image folders), else NULL */
-    float mean[3], std[3];  /* normalization used by the loader, 0..1 scale */
+    float mean[3], std[3];  /* normalization used by the loader, 0..1 scale: CIFAR-10, (Fashion-)
+                               MNIST: their constants; an image folder's train split: its own
+                               statistics (vg_dataset_norm_stats); its val split: the ImageNet-
+                               subset constants until the caller copies the train split's */
     int n_skipped;          /* image folders: files skipped (corrupt, not an image, ...) */
     char **skipped;         /* [n_skipped] "path: reason" */
 } vg_dataset;
@@ -70,6 +85,11 @@ void vg_dataset_free(vg_dataset *d);
 const uint8_t *vg_dataset_image(const vg_dataset *d, int i, int *h, int *w);
 /* per-channel mean and std of pixel/255 over every pixel of every image (population std) */
 void vg_dataset_channel_stats(const vg_dataset *d, double mean[3], double std[3]);
+/* the normalisation an image folder's train split gets: vg_dataset_channel_stats rounded to 6
+ * decimals (the precision checkpoints store them in, so a stored value reads back bit for bit;
+ * for the ImageNet subset these are exactly VG_IMAGENET_SUBSET_MEAN / _STD). Channels beyond
+ * d->channels repeat channel 0. */
+void vg_dataset_norm_stats(const vg_dataset *d, float mean[3], float std[3]);
 /* counts[c] = images of class c; counts has n_classes entries */
 void vg_dataset_class_counts(const vg_dataset *d, int *counts);
 
@@ -93,6 +113,10 @@ void vg_resample_box(const uint8_t *src, int C, int H, int W, double x0, double 
  * size x size. */
 void vg_resize_center_crop(const uint8_t *src, int C, int H, int W, int size, real *dst,
                            const float *mean, const float *std);
+/* The evaluation transform, as the loader applies it in eval mode: an image already size x size
+ * is only normalised, any other is resized and centre-cropped (vg_resize_center_crop). */
+void vg_eval_transform(const uint8_t *src, int C, int H, int W, int size, real *dst,
+                       const float *mean, const float *std);
 /* Random crop of an image zero-padded by `pad` on each side: output (y, x) = src(y + oy - pad,
  * x + ox - pad), 0 outside, then mirrored if flip. oy, ox in 0..2*pad. Output size = input size. */
 void vg_pad_crop_flip(const uint8_t *src, int C, int H, int W, int pad, int oy, int ox, int flip,

@@ -118,6 +118,44 @@ void vg_dataset_channel_stats(const vg_dataset *d, double mean[3], double std[3]
     }
 }
 
+void vg_dataset_norm_stats(const vg_dataset *d, float mean[3], float std[3]) {
+    double m[3], s[3];
+    vg_dataset_channel_stats(d, m, s);
+    char v[32];
+    for (int c = 0; c < 3; c++) {       /* through the same text a checkpoint stores ("%.6f") */
+        snprintf(v, sizeof v, "%.6f", m[c]); mean[c] = strtof(v, NULL);
+        snprintf(v, sizeof v, "%.6f", s[c]); std[c] = strtof(v, NULL);
+    }
+}
+
+const char *const *vg_dataset_default_names(const char *kind, int n_classes) {
+    static const char *const cifar10[10] = {"airplane", "automobile", "bird", "cat", "deer",
+                                            "dog", "frog", "horse", "ship", "truck"};
+    static const char *const fashion[10] = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
+                                            "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"};
+    static const char *const digits[10] = {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"};
+    if (!kind || n_classes != 10) return NULL;
+    if (!strcmp(kind, "cifar10") || !strcmp(kind, "cifar-10")) return cifar10;
+    if (!strcmp(kind, "fashion-mnist") || !strcmp(kind, "fashion_mnist")) return fashion;
+    if (!strcmp(kind, "mnist")) return digits;
+    return NULL;
+}
+
+int vg_dataset_default_norm(const char *kind, float mean[3], float std[3]) {
+    static const float cm[3] = VG_CIFAR10_MEAN, cs[3] = VG_CIFAR10_STD, im[3] = VG_IMAGENET_SUBSET_MEAN,
+                       is[3] = VG_IMAGENET_SUBSET_STD, fm[3] = VG_FASHION_MNIST_MEAN, fs[3] = VG_FASHION_MNIST_STD,
+                       mm[3] = {0.1307f, 0.1307f, 0.1307f}, ms[3] = {0.3081f, 0.3081f, 0.3081f};
+    const float *m = NULL, *s = NULL;
+    if (!kind) return -1;
+    if (!strcmp(kind, "cifar10") || !strcmp(kind, "cifar-10")) { m = cm; s = cs; }
+    else if (!strcmp(kind, "imagefolder")) { m = im; s = is; }
+    else if (!strcmp(kind, "fashion-mnist") || !strcmp(kind, "fashion_mnist")) { m = fm; s = fs; }
+    else if (!strcmp(kind, "mnist")) { m = mm; s = ms; }
+    else return -1;
+    memcpy(mean, m, 3 * sizeof *m); memcpy(std, s, 3 * sizeof *s);
+    return 0;
+}
+
 void vg_dataset_class_counts(const vg_dataset *d, int *counts) {
     for (int c = 0; c < d->n_classes; c++) counts[c] = 0;
     for (int i = 0; i < d->n; i++)

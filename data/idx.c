@@ -139,8 +139,7 @@ static vg_dataset *mnist_like(const char *name, const char *dir, vg_split split,
 }
 
 vg_dataset *vg_fashion_mnist_open(const char *dir, vg_split split, char *err, size_t errlen) {
-    static const char *names[10] = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",
-                                    "Sandal", "Shirt", "Sneaker", "Bag", "Ankle boot"};
+    const char *const *names = vg_dataset_default_names("fashion-mnist", 10);
     vg_dataset *d = mnist_like("fashion-mnist", dir, split, err, errlen);
     if (!d) return NULL;
     for (int c = 0; c < 10; c++) { free(d->class_names[c]); d->class_names[c] = vg__strdup(names[c]); }
@@ -153,6 +152,6 @@ vg_dataset *vg_mnist_open(const char *dir, vg_split split, char *err, size_t err
     vg_dataset *d = mnist_like("mnist", dir, split, err, errlen);
     if (!d) return NULL;
     /* the widely published MNIST training-set values (no MNIST copy here to recompute them) */
-    for (int c = 0; c < 3; c++) { d->mean[c] = 0.1307f; d->std[c] = 0.3081f; }
+    vg_dataset_default_norm("mnist", d->mean, d->std);
     return d;
 }

@@ -1,6 +1,7 @@
 /* imagefolder.c — ROOT/train/<class>/<image> and ROOT/val/<class>/<image> (ImageNet layout).
  * Every image is decoded at open into memory (uint8, (3, h, w), native size); the loader applies
- * the transform per sample. Fine for the 64x64 subset (~60 MB); folders of large photos would
+ * the transform per sample. The train split's normalisation is its own per-channel mean and std
+ * (vg_dataset_norm_stats), computed here once the pixels are in memory. Fine for the 64x64 subset (~60 MB); folders of large photos would
  * need decoding on the fly instead (not implemented). */
 #include "data/internal.h"
 #include <ctype.h>
@@ -206,8 +207,10 @@ vg_dataset *vg_imagefolder_open(const char *root, vg_split split, int quiet, cha
     /* descriptions only when classes.txt gave them */
     d->class_names = classes.v; classes.v = NULL; classes.n = 0;
     if (have_txt) { d->class_descr = descr.v; descr.v = NULL; descr.n = 0; }
-    const float m[3] = VG_IMAGENET_SUBSET_MEAN, s[3] = VG_IMAGENET_SUBSET_STD;
-    memcpy(d->mean, m, sizeof m); memcpy(d->std, s, sizeof s);
+    /* the train split normalises with its own statistics; the val split takes the train split's
+     * from the caller (./train, a checkpoint's data.mean), the old constants until then */
+    if (split == VG_SPLIT_TRAIN) vg_dataset_norm_stats(d, d->mean, d->std);
+    else vg_dataset_default_norm("imagefolder", d->mean, d->std);
     goto done;
 fail:
     vg_dataset_free(d);

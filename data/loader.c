@@ -117,11 +117,7 @@ static void crop_one(const vg_loader *L, vg_rng *rp, int sample, real *out, cons
     const vg_loader_config *c = &L->cfg;
     int h, w;
     const uint8_t *img = vg_dataset_image(d, sample, &h, &w);
-    if (!rp) {
-        if (h == L->S && w == L->S) vg_pad_crop_flip(img, L->C, h, w, 0, 0, 0, 0, out, mean, std);
-        else vg_resize_center_crop(img, L->C, h, w, L->S, out, mean, std);
-        return;
-    }
+    if (!rp) { vg_eval_transform(img, L->C, h, w, L->S, out, mean, std); return; }
     if (L->aug == VG_AUG_PAD_CROP) {
         int oy = (int)vg_rng_below(rp, (uint32_t)(2 * c->crop_pad + 1));
         int ox = (int)vg_rng_below(rp, (uint32_t)(2 * c->crop_pad + 1));

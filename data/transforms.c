@@ -98,6 +98,12 @@ void vg_resize_center_crop(const uint8_t *src, int C, int H, int W, int size, re
     vg_resample_box(src, C, H, W, left * sx, top * sy, size * sx, size * sy, dst, size, size, 0, mean, std);
 }
 
+void vg_eval_transform(const uint8_t *src, int C, int H, int W, int size, real *dst,
+                       const float *mean, const float *std) {
+    if (H == size && W == size) vg_pad_crop_flip(src, C, H, W, 0, 0, 0, 0, dst, mean, std);
+    else vg_resize_center_crop(src, C, H, W, size, dst, mean, std);
+}
+
 void vg_pad_crop_flip(const uint8_t *src, int C, int H, int W, int pad, int oy, int ox, int flip,
                       real *dst, const float *mean, const float *std) {
     real lut[256];   /* the normalized value of each byte: same formula as everywhere else */

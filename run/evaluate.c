@@ -1,5 +1,5 @@
 /* evaluate.c — the model in eval mode (no dropout, no graph) over a whole split: mean loss, top-1
- * and the confusion matrix; and the report ./train prints and writes to confusion.txt. */
+ * and the confusion matrix; the report ./train prints and writes to confusion.txt; --eval-only. */
 #include "run/run.h"
 #include "base/fault.h"
 #include "nn/nn.h"
@@ -71,6 +71,18 @@ eval_result model_evaluate(vg_vit *m, const vg_dataset *test, int batch, int loa
     r.loss = r.n ? loss_sum / (double)r.n : NAN;
     r.acc = r.n ? (double)correct / (double)r.n : NAN;
     return r;
+}
+
+int run_eval_only(trainer *t, const options *o, const vg_dataset *test, char *err) {
+    double t0 = run_now_s();
+    bool ok;
+    eval_result r = trainer_evaluate(t, test, o->eval_batch, o->loader_threads, err, &ok);
+    if (ok) {       /* the time and memory first: the report (from "test top-1:" on) is the same every run */
+        printf("evaluated in %.1f s (batch %d); peak RSS %ld MiB\n", run_now_s() - t0, o->eval_batch, run_peak_rss_mib());
+        eval_report_print(&r, test, stdout);
+    }
+    free(r.confusion);
+    return ok ? 0 : -1;
 }
 
 /* Per-class accuracy and the confusion matrix, for any class count (columns as wide as the largest

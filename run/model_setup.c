@@ -8,10 +8,11 @@
  *                 --num-classes, dropout rates, …); with --model: the preset and its flags;
  *   otherwise     the preset with the model flags (run/options.c).
  * The head has --num-classes classes, else the data's: the class folders of an image folder, 10
- * for CIFAR-10 and Fashion-MNIST.
+ * for CIFAR-10 and Fashion-MNIST. --eval-only evaluates a checkpoint's own head: without --init
+ * or --resume, or with a head of another class count, it is refused (never a random head).
  *
- * --init's weights are then fitted to the model (run_fit_init_weights) the way timm's
- * pretrained loading does: a head of another class count is left at its new initialisation, a
+ * --init's weights are then fitted to the model (run_fit_init_weights; training runs only, an
+ * evaluation loads the file strictly) the way timm's pretrained loading does: a head of another class count is left at its new initialisation, a
  * patch-embedding kernel of another patch size is resampled (FlexiViT), and the position
  * embedding of another grid is interpolated (trainer_load_weights). */
 #include "run/run.h"
@@ -24,7 +25,23 @@
 
 #define ERRLEN RUN_ERRLEN
 
+/* --eval-only evaluates the checkpoint's own head: refused (2) when there is none to evaluate, or
+ * when its class count is not the data's (or --num-classes'), which would mean a new, random head */
+static int eval_only_head(const options *o, int file_classes, const char *model_path, int data_classes, char *err) {
+    const int want = o->ov.num_classes ? atoi(o->ov.num_classes) : data_classes;
+    if (!o->eval_only || want <= 0 || file_classes == want) return 0;
+    snprintf(err, ERRLEN, "--eval-only: %.400s has a head of %d classes, %s %d: there is no trained head to evaluate "
+             "(to train a new one from its weights: --init without --eval-only)", model_path, file_classes,
+             o->ov.num_classes ? "--num-classes says" : "the data has", want);
+    return 2;
+}
+
 int run_model_config(options *o, char *model_path, char *state_path, size_t pathlen, int data_classes, char *err) {
+    if (o->eval_only && !o->resume && !o->init && !o->bench && !o->trace_shapes) {
+        snprintf(err, ERRLEN, "--eval-only: no model to evaluate: give the trained checkpoint with --init FILE_OR_RUN_DIR "
+                 "(or --resume RUN_DIR)");
+        return 2;
+    }
     if (o->resume || o->init) {
         const char *p = o->resume ? o->resume : o->init;
         if (vg_checkpoint_resolve(p, model_path, state_path, pathlen, err, ERRLEN)) return -1;
@@ -37,7 +54,15 @@ int run_model_config(options *o, char *model_path, char *state_path, size_t path
                      "(to train a new head from its weights: --init)", o->resume, o->vit.num_classes, atoi(o->ov[VG_VIT_F_num_classes]));
             return -1;
         }
-        return 0;
+        return eval_only_head(o, o->vit.num_classes, state_path, data_classes, err);
+    }
+    if (o->init && o->model_given && o->eval_only) {     /* the preset's model: the file's head count */
+        vg_st_file *f = vg_st_open(model_path, err, ERRLEN);
+        if (!f) return -1;
+        vg_vit_config c = vg_vit_config_default();
+        int rc = vg_vit_config_from_file(f, &c, o->ov.heads ? atoi(o->ov.heads) : 0, model_path, err, ERRLEN);
+        vg_st_close(f);
+        if (rc || (rc = eval_only_head(o, c.num_classes, model_path, data_classes, err))) return rc;
     }
     if (o->init && !o->model_given) {                  /* the --init file's model */
         vg_st_file *f = vg_st_open(model_path, err, ERRLEN);
@@ -48,6 +73,7 @@ int run_model_config(options *o, char *model_path, char *state_path, size_t path
         vg_st_close(f);
         if (rc) return -1;
         vg_vit_config file_cfg = c;
+        if ((rc = eval_only_head(o, c.num_classes, model_path, data_classes, err))) return rc;
         vg_options_apply_model_flags(o, &c);
         if (!o->ov[VG_VIT_F_num_classes] && data_classes > 0) c.num_classes = data_classes;
         o->vit = c;

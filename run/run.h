@@ -10,6 +10,7 @@
 #define VG_RUN_H
 
 #include "base/clock.h"   /* vg_now_s */
+#include "checkpoint/data_meta.h"
 #include "data/data.h"
 #include "dist/dist.h"
 #include "optim/optim.h"
@@ -87,6 +88,7 @@ typedef struct {
     vg_vit ema_model;
     vg_params ema_state;        /* its state dict, in the order of state_dict */
     run_snapshots *snap;        /* OUT/snapshots/ being written (rank 0, --snapshots > 0), or NULL */
+    vg_data_meta data;          /* class names, normalisation, input size: every checkpoint's data.* */
 } trainer;
 
 long   run_peak_rss_mib(void);
@@ -122,6 +124,19 @@ int run_fit_init_weights(trainer *t, const vg_st_file *f, const char *path, vg_i
 /* --layer-decay: the optimizer's per-parameter lr scales (vg_layer_decay_scale), printed */
 void run_layer_decay(trainer *t, double decay);
 
+/* ------------------------------------------------------------------ the data (run/data_setup.c) */
+/* With the model built, before anything is evaluated or trained: refuses a dataset of fewer than 2
+ * classes; reads the data metadata of the checkpoint (model_path; "" for none); with --eval-only
+ * or --resume refuses a checkpoint whose class names are not the data's; sets test's
+ * normalisation (--eval-only, --resume: the checkpoint's) and fills t->data. Returns 0, -1 and
+ * err (an error), or 2 and err (a refusal: usage, exit status 2). */
+int run_data_setup(trainer *t, const options *o, vg_dataset *test, const char *dir, const char *model_path, char *err);
+/* Training: the normalisation of the run onto train and test — a resumed run keeps the one it was
+ * started with (the checkpoint's; OUT/normalization.txt; the dataset's old constants), a new run
+ * takes the train split's (an image folder's own statistics) — into t->data and, when write (rank
+ * 0), OUT/normalization.txt. Call before the loader is made. */
+int run_data_train_split(trainer *t, const options *o, vg_dataset *train, vg_dataset *test, bool write, char *err);
+
 /* ------------------------------------------------------------------ evaluation (run/evaluate.c) */
 /* interrupted: a stop signal (run/stop.c) ended it after a batch, on every process together: the
  * numbers cover only part of the split */
@@ -133,6 +148,8 @@ eval_result trainer_evaluate(trainer *t, const vg_dataset *test, int batch, int 
 /* the same for any model (e.g. the EMA weights) */
 eval_result model_evaluate(vg_vit *m, const vg_dataset *test, int batch, int loader_threads, char *err, bool *ok);
 void        eval_report_print(const eval_result *r, const vg_dataset *d, FILE *f);
+/* --eval-only: evaluate the model on test, print the time, memory and the report; 0 or -1 and err */
+int         run_eval_only(trainer *t, const options *o, const vg_dataset *test, char *err);
 
 /* ------------------------------------------------------------------ the output directory (run/run_dir.c) */
 /* Before a run: refuse an --out that already holds a run unless --resume points into it or

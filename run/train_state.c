@@ -1,7 +1,7 @@
 /* train_state.c — the checkpoint pair of a run: model.safetensors (the state dict in timm's names,
  * the model config as metadata: loads into PyTorch) and train_state.safetensors (AdamW moments,
  * step, dropout RNG, loader position, images processed, the weight EMA, wall time and the run's
- * hyperparameters); with --model-ema also model_ema.safetensors (the average, the same keys as
+ * hyperparameters); each with the data's class names and normalisation (checkpoint/data_meta.h); with --model-ema also model_ema.safetensors (the average, the same keys as
  * model.safetensors). All are written together and switched atomically by checkpoint/. Resume restores all of it, so a resumed run continues
  * with exactly the numbers of an uninterrupted one. */
 #include "checkpoint/checkpoint.h"
@@ -27,6 +27,7 @@ int trainer_save_checkpoint(trainer *t, const options *o, const vg_lr_schedule *
     lpos[0] = (int64_t)ls.epoch; lpos[1] = (int64_t)ls.index;
     if (vg_params_to_writer(&t->state_dict, mw, err, ERRLEN)) goto done;
     vg_vit_config_to_meta(&t->model.cfg, mw, err, ERRLEN);
+    if (vg_data_meta_write(&t->data, mw, err, ERRLEN) || vg_data_meta_write(&t->data, sw, err, ERRLEN)) goto done;
     vg_st_writer_meta(mw, "format", "pt", err, ERRLEN);       /* what timm/HF tooling expects */
     for (int i = 0; i < t->params.n; i++) {
         char name[200];
@@ -52,6 +53,7 @@ int trainer_save_checkpoint(trainer *t, const options *o, const vg_lr_schedule *
         }
         if (vg_params_to_writer(&t->ema_state, ew, err, ERRLEN)) goto done;
         vg_vit_config_to_meta(&t->model.cfg, ew, err, ERRLEN);
+        if (vg_data_meta_write(&t->data, ew, err, ERRLEN)) goto done;
         vg_st_writer_meta(ew, "format", "pt", err, ERRLEN);
         snprintf(v, sizeof v, "%.17g", o->model_ema_decay); vg_st_writer_meta(ew, "ema_decay", v, err, ERRLEN);
     }

@@ -378,8 +378,12 @@ VG_TEST(reliability_evaluation_needs_no_more_memory_than_a_training_step) {
     REQUIRE(vg_test_run(cmd, out, sizeof out) == 0);
     long train = peak_rss(out);
     long eval[2];
+    /* --eval-only evaluates a trained checkpoint (never a random model): one step makes one */
+    snprintf(cmd, sizeof cmd, "./train --dataset cifar10 --data %s/cifar %s --steps 1 --eval-every 0 --out %s/mem", root, model, root);
+    REQUIRE(vg_test_run(cmd, out, sizeof out) == 0);
     for (int k = 0; k < 2; k++) {    /* the default evaluation batch (--batch), then 4x that: all 64 test images */
-        snprintf(cmd, sizeof cmd, "./train --dataset cifar10 --data %s/cifar %s --eval-only%s", root, model, k ? " --eval-batch 64" : "");
+        snprintf(cmd, sizeof cmd, "./train --dataset cifar10 --data %s/cifar %s --init %s/mem --eval-only%s", root, model, root,
+                 k ? " --eval-batch 64" : "");
         int rc = vg_test_run(cmd, out, sizeof out);
         CHECK_MSG(rc == 0 && strstr(out, k ? "(batch 64)" : "(batch 16)"), "exit %d: %s", rc, out);
         eval[k] = peak_rss(out);

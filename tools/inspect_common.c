@@ -1,6 +1,7 @@
 /* inspect_common.c — see inspect_common.h. */
 #include "inspect_common.h"
 #include "checkpoint/checkpoint.h"
+#include "checkpoint/data_meta.h"
 #include "checkpoint/model_meta.h"
 #include <errno.h>
 #include <limits.h>
@@ -53,6 +54,12 @@ int ic_model_load(const char *ckpt, ic_model *out, char *err, size_t errlen) {
     vg_st_file *f = vg_st_open(model_path, err, errlen);
     if (!f) return -1;
     int rc = vg_vit_from_checkpoint(f, &out->m, model_path, err, errlen);
+    vg_data_meta dm;                             /* the normalisation it was trained with, if stored */
+    if (!rc && vg_data_meta_read(f, &dm, model_path, err, errlen) == 0) {
+        out->has_norm = dm.has_norm;
+        memcpy(out->mean, dm.mean, sizeof out->mean); memcpy(out->std, dm.std, sizeof out->std);
+        vg_data_meta_free(&dm);
+    }
     vg_st_close(f);
     if (rc) return -1;
     snprintf(out->source, sizeof out->source, "%s", model_path);
@@ -85,12 +92,12 @@ int ic_model_fresh(const char *preset, uint64_t seed, ic_model *out, char *err, 
 void ic_model_free(ic_model *m) { vg_vit_free(&m->m); }
 
 void ic_norm_for(const char *ds, int channels, float mean[3], float std[3]) {
-    const float cm[3] = VG_CIFAR10_MEAN, cs[3] = VG_CIFAR10_STD, im[3] = VG_IMAGENET_SUBSET_MEAN,
-                is[3] = VG_IMAGENET_SUBSET_STD, fm[3] = VG_FASHION_MNIST_MEAN, fs[3] = VG_FASHION_MNIST_STD;
-    const float *m = cm, *s = cs;
-    if (ds && !strcmp(ds, "imagefolder")) { m = im; s = is; }
-    else if ((ds && (!strcmp(ds, "fashion-mnist") || !strcmp(ds, "mnist"))) || (!(ds && *ds) && channels == 1)) { m = fm; s = fs; }
-    memcpy(mean, m, 3 * sizeof *m); memcpy(std, s, 3 * sizeof *s);
+    if (!(ds && *ds) || vg_dataset_default_norm(ds, mean, std)) vg_dataset_default_norm(channels == 1 ? "fashion-mnist" : "cifar10", mean, std);
+}
+
+void ic_model_norm(const ic_model *m, float mean[3], float std[3]) {
+    if (!m->has_norm) { ic_norm_for(m->dataset, m->m.cfg.in_chans, mean, std); return; }
+    memcpy(mean, m->mean, sizeof m->mean); memcpy(std, m->std, sizeof m->std);
 }
 
 const char *ic_default_data_dir(const char *kind) {
@@ -156,7 +163,7 @@ vg_tensor *ic_image_input(const ic_image *im, int channels, int size) {
     uint8_t *src = convert_channels(im, channels);
     if (!src) { vg_set_error("out of memory"); return NULL; }
     vg_tensor *x = vg_empty(VG_DIMS(1, channels, size, size));
-    if (x) vg_resize_center_crop(src, channels, im->h, im->w, size, vg_data(x), im->mean, im->std);
+    if (x) vg_eval_transform(src, channels, im->h, im->w, size, vg_data(x), im->mean, im->std);
     free(src);
     return x;
 }
@@ -209,6 +216,6 @@ int ic_source_image(const char *cmd, const ic_source_opts *o, const ic_model *m,
         fprintf(stderr, "inspect %s: %s\n", cmd, err);
         return -1;
     }
-    if (o->image && m) ic_norm_for(m->dataset, m->m.cfg.in_chans, im->mean, im->std);
+    if (m && (o->image || m->has_norm)) ic_model_norm(m, im->mean, im->std);   /* the model's own, when stored */
     return 0;
 }

@@ -30,6 +30,8 @@ typedef struct {
     vg_vit m;
     char   source[4200];     /* the file it was loaded from, or "fresh PRESET (seed N)" */
     char   dataset[32];      /* the dataset it was trained on (train_state's metadata), or "" */
+    bool   has_norm;         /* the checkpoint stores its input normalisation (data.mean, data.std) */
+    float  mean[3], std[3];
 } ic_model;
 /* ckpt: a model.safetensors, a step directory or a run directory (see vg_checkpoint_resolve). */
 int  ic_model_load(const char *ckpt, ic_model *out, char *err, size_t errlen);
@@ -55,7 +57,9 @@ void ic_image_free(ic_image *im);
  * ../shared/data/… or /usr/share/datasets/fashion-mnist */
 const char *ic_default_data_dir(const char *kind);
 void ic_norm_for(const char *dataset, int channels, float mean[3], float std[3]);
-/* the eval transform (resize shorter side, centre crop) to size × size with the image's
+/* the normalisation of a model's input: the checkpoint's stored one, else its dataset's constants */
+void ic_model_norm(const ic_model *m, float mean[3], float std[3]);
+/* the eval transform as the loader's (vg_eval_transform: resize shorter side, centre crop) to size × size with the image's
  * normalisation → (1, channels, size, size) in the arena; RGB ↔ gray converted when needed */
 vg_tensor *ic_image_input(const ic_image *im, int channels, int size);
 /* the same crop as plain uint8 (channels, size, size) for drawing; malloc'ed */
