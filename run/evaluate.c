@@ -74,11 +74,11 @@ eval_result model_evaluate(vg_vit *m, const vg_dataset *test, int batch, int loa
 }
 
 int run_eval_only(trainer *t, const options *o, const vg_dataset *test, char *err) {
-    double t0 = run_now_s();
+    double t0 = vg_now_s();
     bool ok;
     eval_result r = trainer_evaluate(t, test, o->eval_batch, o->loader_threads, err, &ok);
     if (ok) {       /* the time and memory first: the report (from "test top-1:" on) is the same every run */
-        printf("evaluated in %.1f s (batch %d); peak RSS %ld MiB\n", run_now_s() - t0, o->eval_batch, run_peak_rss_mib());
+        printf("evaluated in %.1f s (batch %d); peak RSS %ld MiB\n", vg_now_s() - t0, o->eval_batch, run_peak_rss_mib());
         eval_report_print(&r, test, stdout);
     }
     free(r.confusion);

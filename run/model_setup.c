@@ -28,11 +28,11 @@
 /* --eval-only evaluates the checkpoint's own head: refused (2) when there is none to evaluate, or
  * when its class count is not the data's (or --num-classes'), which would mean a new, random head */
 static int eval_only_head(const options *o, int file_classes, const char *model_path, int data_classes, char *err) {
-    const int want = o->ov.num_classes ? atoi(o->ov.num_classes) : data_classes;
+    const int want = o->ov[VG_VIT_F_num_classes] ? atoi(o->ov[VG_VIT_F_num_classes]) : data_classes;
     if (!o->eval_only || want <= 0 || file_classes == want) return 0;
     snprintf(err, ERRLEN, "--eval-only: %.400s has a head of %d classes, %s %d: there is no trained head to evaluate "
              "(to train a new one from its weights: --init without --eval-only)", model_path, file_classes,
-             o->ov.num_classes ? "--num-classes says" : "the data has", want);
+             o->ov[VG_VIT_F_num_classes] ? "--num-classes says" : "the data has", want);
     return 2;
 }
 
@@ -60,7 +60,7 @@ int run_model_config(options *o, char *model_path, char *state_path, size_t path
         vg_st_file *f = vg_st_open(model_path, err, ERRLEN);
         if (!f) return -1;
         vg_vit_config c = vg_vit_config_default();
-        int rc = vg_vit_config_from_file(f, &c, o->ov.heads ? atoi(o->ov.heads) : 0, model_path, err, ERRLEN);
+        int rc = vg_vit_config_from_file(f, &c, o->ov[VG_VIT_F_num_heads] ? atoi(o->ov[VG_VIT_F_num_heads]) : 0, model_path, err, ERRLEN);
         vg_st_close(f);
         if (rc || (rc = eval_only_head(o, c.num_classes, model_path, data_classes, err))) return rc;
     }
