@@ -367,7 +367,7 @@ VG_TEST(predict_timm_state_dict_with_a_classes_file) {
     vg_no_grad_end();
     REQUIRE(logits);
     double mx = -1e300, p[5], sum = 0;
-    for (int c = 0; c < 5; c++) mx = fmax(mx, vg_data(logits)[c]);
+    for (int c = 0; c < 5; c++) if (vg_data(logits)[c] > mx) mx = vg_data(logits)[c];
     for (int c = 0; c < 5; c++) sum += p[c] = exp(vg_data(logits)[c] - mx);
     const char *word[5] = {"zero", "one", "two", "three", "four"};
     for (int c = 0; c < 5; c++) {
