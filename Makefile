@@ -293,9 +293,7 @@ FASHION_DIR ?= /usr/share/datasets/fashion-mnist
 demo: all $(B)/export_image
 	$(BIN)/train --dataset fashion-mnist --data $(FASHION_DIR) --model vit-mnist --steps 300 --lr 2e-3 --warmup 30 --aug none --eval-every 100 --out $(DEMO_OUT) --overwrite
 	$(B)/export_image fashion-mnist $(FASHION_DIR) test 0 $(DEMO_OUT)/test-0.png
-	@if [ -x $(BIN)/predict ]; then echo "$(BIN)/predict --ckpt $(DEMO_OUT) $(DEMO_OUT)/test-0.png --top 3"; \
-	  $(BIN)/predict --ckpt $(DEMO_OUT) $(DEMO_OUT)/test-0.png --top 3; \
-	else echo "make demo: no ./predict in this tree yet; the test image is $(DEMO_OUT)/test-0.png"; fi
+	$(BIN)/predict --ckpt $(DEMO_OUT) $(DEMO_OUT)/test-0.png --top 3
 	$(BIN)/inspect plot --csv $(DEMO_OUT)/metrics.csv --out $(DEMO_OUT)/curves.png
 	@echo "make demo: curves in $(DEMO_OUT)/curves.png, the model in $(DEMO_OUT)/model.safetensors"
 
