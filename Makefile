@@ -151,7 +151,7 @@ $(B)/autograd_example: $(B)/f32/examples/autograd_example.o $(B)/libvitgrad.a
 	$(CC) $^ -o $@ $(LDLIBS)
 # the program outputs quoted in docs/tutorial.md and README.md, run and compared (tests/run.sh)
 $(B)/docs_check: $(B)/f32/tests/tools/docs_check.o
-	$(CC) $^ -o $@
+	$(CC) $^ -o $@ $(EXTRA_LDFLAGS)
 # vg_gradcheck on a user's function: float64 (-DVG_DOUBLE, the f64 objects) against libvitgrad64.a
 $(B)/gradcheck_example: $(B)/f64/examples/gradcheck_example.o $(B)/libvitgrad64.a
 	$(CC) $^ -o $@ $(LDLIBS)
