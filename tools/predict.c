@@ -259,10 +259,13 @@ int main(int argc, char **argv) {
     }
     if (!top_given && top > K) top = K;
     if (top > K) { fprintf(stderr, "predict: --top %d: the model has %d classes\n", top, K); status = 2; goto out; }
-    if (!json)
-        printf("model %s: %d classes, %d px, %d channel%s; normalised with mean %.6g,%.6g,%.6g std %.6g,%.6g,%.6g\n",
-               model.source, K, S, C, C == 1 ? "" : "s", names.mean[0], names.mean[1], names.mean[2], names.std[0],
-               names.std[1], names.std[2]);
+    if (!json) {
+        printf("model %s: %d classes, %d px, %d channel%s; normalised with mean", model.source, K, S, C, C == 1 ? "" : "s");
+        for (int ch = 0; ch < C && ch < 3; ch++) printf("%s%.6g", ch ? "," : " ", names.mean[ch]);
+        printf(" std");
+        for (int ch = 0; ch < C && ch < 3; ch++) printf("%s%.6g", ch ? "," : " ", names.std[ch]);
+        printf("\n");
+    }
 
     paths files = {0};
     for (int i = 0; i < inputs.n; i++) {
