@@ -314,7 +314,7 @@ static int write_snapshots(FILE *j, const char *run, const int64_t *steps, int n
             vg_copy_to_array(w, wv);
             for (int fi = 0; fi < F; fi++) {                  /* each filter to 0..255 around its own zero */
                 double mx = 1e-12;
-                for (int k = 0; k < fs; k++) mx = fmax(mx, fabs(wv[(size_t)fi * fs + k]));
+                for (int k = 0; k < fs; k++) { const double a = fabs(wv[(size_t)fi * fs + k]); if (a > mx) mx = a; }   /* no fmax reduction: gcc 12 aarch64 ICE */
                 for (int k = 0; k < fs; k++) fq[(size_t)fi * fs + k] = (uint8_t)lrint(127.5 + 127.5 * wv[(size_t)fi * fs + k] / mx);
             }
             rj_key(j, "filters"); fprintf(j, "{\"n\":%d,\"c\":%d,\"k\":%d,\"px\":", F, Cin, kk); rj_b64(j, fq, (size_t)F * fs); fputs("},", j);
