@@ -367,26 +367,28 @@ vg_tensor *vg_vit_patch_embed(vg_vit *m, vg_tensor *image) {
     return vg_transpose(x, 1, 2);                                                                /* (B, N, D) */
 }
 
-vg_tensor *vg_vit_embed_tokens(vg_tensor *tokens, vg_tensor *cls, vg_tensor *pos) {
-    if (!tokens || !cls || !pos) return NULL;
-    vg_tensor *c = vg_expand(cls, VG_DIMS(tokens->shape[0], -1, -1));   /* (B, 1, D) */
-    vg_tensor *x = vg_concat(2, (vg_tensor *[]){c, tokens}, 1);          /* (B, N+1, D) */
-    return vg_add(x, pos);
-}
-
-/* timm's _pos_embed: [cls][reg] in front of the patches; pos_embed added after the concatenation,
- * or (no_embed_class: the table has patch rows only) to the patches before it */
-vg_tensor *vg_vit_pos_embed(vg_vit *m, vg_tensor *tokens) {
+/* timm's _pos_embed: [cls][reg] in front of the patches (either may be NULL); pos added after the
+ * concatenation, or (no_embed_class: the table has patch rows only) to the patches before it */
+static vg_tensor *prefix_and_pos(vg_tensor *tokens, vg_tensor *cls, vg_tensor *reg, vg_tensor *pos, bool no_embed_class) {
     if (!tokens) return NULL;
     const int64_t B = tokens->shape[0];
-    if (m->cfg.no_embed_class) tokens = vg_add(tokens, m->pos_embed);                 /* (B, N, D) */
+    if (no_embed_class) tokens = vg_add(tokens, pos);                                  /* (B, N, D) */
     vg_tensor *parts[3];
     int k = 0;
-    if (m->cls_token) parts[k++] = vg_expand(m->cls_token, VG_DIMS(B, -1, -1));       /* (B, 1, D) */
-    if (m->reg_token) parts[k++] = vg_expand(m->reg_token, VG_DIMS(B, -1, -1));       /* (B, R, D) */
+    if (cls) parts[k++] = vg_expand(cls, VG_DIMS(B, -1, -1));                          /* (B, 1, D) */
+    if (reg) parts[k++] = vg_expand(reg, VG_DIMS(B, -1, -1));                          /* (B, R, D) */
     parts[k++] = tokens;
     vg_tensor *x = k > 1 ? vg_concat(k, parts, 1) : tokens;                           /* (B, S+N, D) */
-    return m->cfg.no_embed_class ? x : vg_add(x, m->pos_embed);
+    return no_embed_class ? x : vg_add(x, pos);
+}
+
+vg_tensor *vg_vit_embed_tokens(vg_tensor *tokens, vg_tensor *cls, vg_tensor *pos) {
+    if (!tokens || !cls || !pos) return NULL;
+    return prefix_and_pos(tokens, cls, NULL, pos, false);
+}
+
+vg_tensor *vg_vit_pos_embed(vg_vit *m, vg_tensor *tokens) {
+    return prefix_and_pos(tokens, m->cls_token, m->reg_token, m->pos_embed, m->cfg.no_embed_class);
 }
 
 /* One block, (B, T, D) → (B, T', D): T' = T, or with rows > 0 only the first T' = rows tokens'
