@@ -60,6 +60,12 @@ static int paths_add(paths *p, const char *s) {
     return 0;
 }
 
+static void paths_free(paths *p) {
+    for (int i = 0; i < p->n; i++) free(p->v[i]);
+    free(p->v);
+    *p = (paths){0};
+}
+
 static bool image_ext(const char *name) {
     const char *dot = strrchr(name, '.');
     if (!dot) return false;
@@ -225,21 +231,22 @@ int main(int argc, char **argv) {
     paths inputs = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); return 0; }
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); paths_free(&inputs); return 0; }
         else if (!strcmp(a, "--json")) json = true;
         else if (!strcmp(a, "--ckpt") || !strcmp(a, "--classes")) {
-            if (!v) { fprintf(stderr, "predict: %s needs a value\n", a); return 2; }
+            if (!v) { fprintf(stderr, "predict: %s needs a value\n", a); paths_free(&inputs); return 2; }
             *(!strcmp(a, "--ckpt") ? &ckpt : &classes) = v; i++;
-        } else if (!strcmp(a, "--top")) { if (!parse_int(a, v, 1, 1 << 20, &top)) return 2; top_given = true; i++; }
-        else if (!strcmp(a, "--batch")) { if (!parse_int(a, v, 1, 4096, &batch)) return 2; i++; }
-        else if (!strcmp(a, "--threads")) { if (!parse_int(a, v, 1, 1024, &threads)) return 2; i++; }
-        else if (!strcmp(a, "--heads")) { if (!parse_int(a, v, 1, 4096, &heads)) return 2; i++; }
-        else if (a[0] == '-' && a[1]) { fprintf(stderr, "predict: unknown flag %s (see ./predict --help)\n", a); return 2; }
-        else if (paths_add(&inputs, a)) { fprintf(stderr, "predict: out of memory\n"); return 1; }
+        } else if (!strcmp(a, "--top")) { if (!parse_int(a, v, 1, 1 << 20, &top)) { paths_free(&inputs); return 2; } top_given = true; i++; }
+        else if (!strcmp(a, "--batch")) { if (!parse_int(a, v, 1, 4096, &batch)) { paths_free(&inputs); return 2; } i++; }
+        else if (!strcmp(a, "--threads")) { if (!parse_int(a, v, 1, 1024, &threads)) { paths_free(&inputs); return 2; } i++; }
+        else if (!strcmp(a, "--heads")) { if (!parse_int(a, v, 1, 4096, &heads)) { paths_free(&inputs); return 2; } i++; }
+        else if (a[0] == '-' && a[1]) { fprintf(stderr, "predict: unknown flag %s (see ./predict --help)\n", a); paths_free(&inputs); return 2; }
+        else if (paths_add(&inputs, a)) { fprintf(stderr, "predict: out of memory\n"); paths_free(&inputs); return 1; }
     }
     if (!ckpt || !inputs.n) {
         fprintf(stderr, "predict: %s\n", !ckpt ? "--ckpt RUN_DIR_OR_FILE is required" : "no image or folder given");
         usage(stderr);
+        paths_free(&inputs);
         return 2;
     }
     if (threads) omp_set_num_threads(threads);
@@ -247,7 +254,7 @@ int main(int argc, char **argv) {
     ic_model model;
     vg_data_meta names = {0};
     char err[IC_ERRLEN];
-    if (load_model(ckpt, heads, &model, err, sizeof err)) { fprintf(stderr, "predict: %s\n", err); return 1; }
+    if (load_model(ckpt, heads, &model, err, sizeof err)) { fprintf(stderr, "predict: %s\n", err); paths_free(&inputs); return 1; }
     const int K = model.m.cfg.num_classes, C = model.m.cfg.in_chans, S = model.m.cfg.img_size;
     int status = 0;
     if (K < 1) { fprintf(stderr, "predict: %s has no classification head (num_classes 0)\n", model.source); status = 1; goto out; }
@@ -314,8 +321,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < files.n; i++) free(files.v[i]);
     free(files.v);
 out:
-    for (int i = 0; i < inputs.n; i++) free(inputs.v[i]);
-    free(inputs.v);
+    paths_free(&inputs);
     vg_data_meta_free(&names);
     ic_model_free(&model);
     vg_arena_free_all();
