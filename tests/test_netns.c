@@ -136,7 +136,9 @@ VG_TEST(netns_a_link_cut_between_hosts_ends_the_job_naming_the_rank_and_resumes_
     ssize_t len = readlink(latest, target, sizeof target - 1);
     target[len > 0 ? len : 0] = 0;
     long long step = strstr(target, "step-") ? atoll(strstr(target, "step-") + 5) : 0;
-    REQUIRE(step >= 50);
+    /* metrics.csv's line of step 50 can come before step 50's checkpoint is switched in (a slow
+     * machine, ASan): the one of step 40 is there by then */
+    REQUIRE(step >= 40);
     char flags[512];
     snprintf(flags, sizeof flags, "--steps 1000000 --log-every 10 --save-every 0 --comm-timeout 30 --stop-at %lld --resume %s/cut", step + 20, root);
     job(cmd, sizeof cmd, "cut", flags);
