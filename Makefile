@@ -219,7 +219,7 @@ fuzz-seeds: $(B)/make_seeds
 # with mpicc and mpirun present, the tests also run ./train as 2 MPI ranks ($(B)/train-mpi) and the
 # gradient bucketer over 2 ranks ($(B)/dist_check) $(FUZZ_REPLAY)
 test: all $(B)/run_tests $(B)/run_tests_emulated $(B)/train-faults $(B)/autograd_example $(B)/gradcheck_example $(B)/docs_check $(EXAMPLES) $(if $(HAVE_MPI),$(B)/train-mpi $(B)/dist_check) $(FUZZ_REPLAY)
-	+@a=; if [ -z "$(CROSS)$(findstring aarch64,$(MACHINE))$(findstring sanitize,$(EXTRA_CFLAGS))" ] && $(ARM64_READY); then \
+	+@a=$(if $(findstring sanitize,$(EXTRA_CFLAGS)),sanitizers); if [ -z "$(CROSS)$(findstring aarch64,$(MACHINE))$(findstring sanitize,$(EXTRA_CFLAGS))" ] && $(ARM64_READY); then \
 	  echo "cross-building build-arm64/ for the tests under qemu-aarch64"; a=build-arm64; \
 	  $(ARM64_MAKE) build-arm64/run_tests build-arm64/gradcheck train-binary || a=failed; fi; \
 	VG_ARM64_B=$$a bash tests/run.sh $(B) $(BIN)
