@@ -332,4 +332,18 @@ VG_TEST(report_covers_other_datasets_and_model_options) {
     CHECK(p && strstr(p, "Ankle boot") && strstr(p, "where the class token (the token the classifier reads) attends"));
     free(p);
     if (have_chromium()) { browse(html, "fashion", res, sizeof res); CHECK_MSG(strstr(res, "\"views\":7"), "%s", res); }
+    /* sequence pooling: the explorer weights the patch queries by each image's pooling weights ("pw") */
+    snprintf(cmd, sizeof cmd, "./train --dataset fashion-mnist --data %s --dim 16 --depth 1 --heads 2 --batch 64 --threads 2 --steps 6 "
+             "--pool seq --snapshots 2 --out %s/run-seq", fm, root);
+    REQUIRE(vg_test_run(cmd, out, sizeof out) == 0);
+    snprintf(dir, sizeof dir, "%s/run-seq", root);
+    snprintf(html, sizeof html, "%s/seq.html", root);
+    snprintf(cmd, sizeof cmd, "./inspect report %s --out %s --limit 500", dir, html);
+    rc = vg_test_run(cmd, out, sizeof out);
+    CHECK_MSG(rc == 0, "exit %d: %s", rc, out);
+    check_page(html);
+    p = vg_test_read_file(html, NULL);
+    CHECK(p && strstr(p, "\"pool\":\"seq\"") && strstr(p, "\"pw\":[[") && strstr(p, "sequence pooling"));
+    free(p);
+    if (have_chromium()) { browse(html, "seq", res, sizeof res); CHECK_MSG(strstr(res, "\"views\":7"), "%s", res); }
 }

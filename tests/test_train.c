@@ -583,6 +583,25 @@ static bool resume_matches_straight(const char *root, const char *flags, const c
     return vg_test_same_bytes(model, b);
 }
 
+/* --pool seq: the scoring vector is saved as seq_pool.weight (1, D), the pooling in the metadata,
+ * and a run resumes bit for bit (the optimizer's moments of the new tensor included) */
+VG_TEST(train_seq_pool_is_saved_and_resumes_bit_exact) {
+    const char *root = tmp_dir();
+    REQUIRE(root);
+    char a[512], e[512];
+    CHECK_MSG(resume_matches_straight(root, "--pool seq --patch-drop 0.5", "seqpool", 8, 5, a, sizeof a),
+              "final weights after resume differ from the uninterrupted run (or a run failed)");
+    vg_st_file *f = vg_st_open(a, e, sizeof e);
+    if (!f) { vg_test_fail(__FILE__, __LINE__, "%s", e); return; }
+    const char *pool = vg_st_meta(f, "model.pool");
+    CHECK_MSG(pool && !strcmp(pool, "seq"), "model.pool = %s", pool ? pool : "(none)");
+    const vg_st_tensor *w = vg_st_find(f, "seq_pool.weight");
+    vg_vit_config c = vg_vit_config_default();
+    CHECK(vg_vit_config_from_meta(f, &c, a, e, sizeof e) == 0 && c.pool == VG_VIT_POOL_SEQ);
+    CHECK(w && w->ndim == 2 && w->shape[0] == 1 && w->shape[1] == c.embed_dim);
+    vg_st_close(f);
+}
+
 /* --conv-stem: the stem's layers are saved under patch_embed.backbone.{i}.conv, its shape in the
  * metadata, and a run resumes from it bit for bit; a damaged stem entry is named with its file */
 VG_TEST(train_conv_stem_is_saved_and_resumes_bit_exact) {

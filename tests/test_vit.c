@@ -287,6 +287,7 @@ static void parity_variant_stem(const char *variant, vg_vit_pool pool, vg_vit_po
         char okey[160];                 /* the overlapping or stem-fed kernel has a key of its own */
         snprintf(okey, sizeof okey, "%s.%s", key, variant);
         if ((overlap || stem) && !strcmp(key, "patch_embed.proj.weight")) key = okey;
+        if (!strcmp(key, "seq_pool.weight")) key = okey;                 /* the variant's own scoring vector */
         if (!load_tensor(f, key, st.items[i].tensor, err, sizeof err)) vg_test_fail(__FILE__, __LINE__, "%s", err);
     }
     double worst = 0;
@@ -346,6 +347,8 @@ static void parity_variant(const char *variant, vg_vit_pool pool, vg_vit_posembe
 
 VG_TEST(vit_pytorch_parity_cls) { parity_variant("cls", VG_VIT_POOL_CLS, VG_VIT_POS_LEARNED, 0); }
 VG_TEST(vit_pytorch_parity_mean) { parity_variant("mean", VG_VIT_POOL_MEAN, VG_VIT_POS_LEARNED, 0); }
+/* sequence pooling (CCT's SeqPool without its bias): softmax over the patch tokens of x·w */
+VG_TEST(vit_pytorch_parity_seq_pool) { parity_variant("seq", VG_VIT_POOL_SEQ, VG_VIT_POS_LEARNED, 0); }
 VG_TEST(vit_pytorch_parity_sincos) { parity_variant("sincos", VG_VIT_POOL_CLS, VG_VIT_POS_SINCOS2D, 0); }
 /* the overlapping patch embedding: nn.Conv2d(kernel 6, stride 4, padding 1) */
 VG_TEST(vit_pytorch_parity_overlap) { parity_variant("overlap", VG_VIT_POOL_MEAN, VG_VIT_POS_SINCOS2D, 1); }

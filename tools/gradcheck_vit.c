@@ -92,6 +92,8 @@ static vit_gc ctx_mean_sincos = {VG_VIT_POOL_MEAN, VG_VIT_POS_SINCOS2D};
 static vit_gc ctx_cls_drop_path = {VG_VIT_POOL_CLS, VG_VIT_POS_LEARNED, 0.6};
 static vit_gc ctx_mean_patch_drop = {VG_VIT_POOL_MEAN, VG_VIT_POS_LEARNED, 0, 0.5};
 static vit_gc ctx_cls_patch_drop = {VG_VIT_POOL_CLS, VG_VIT_POS_LEARNED, 0, 0.25};
+static vit_gc ctx_seq_learned = {VG_VIT_POOL_SEQ, VG_VIT_POS_LEARNED};
+static vit_gc ctx_seq_patch_drop = {VG_VIT_POOL_SEQ, VG_VIT_POS_SINCOS2D, 0, 0.5};
 
 #define VIT_CASE(ID, VARIANT, CTX, LEARNED)                                                              \
     GC_REGISTER(ID, {"vit", VARIANT, f_vit, &CTX, 2,                                                     \
@@ -104,6 +106,13 @@ VIT_CASE(vit_mean_sincos, "mean, sincos2d pos", ctx_mean_sincos, 0)
 VIT_CASE(vit_cls_drop_path, "cls, drop_path 0.6", ctx_cls_drop_path, 1)
 VIT_CASE(vit_mean_patch_drop, "mean, patch_drop 0.5", ctx_mean_patch_drop, 1)
 VIT_CASE(vit_cls_patch_drop, "cls, patch_drop 0.25", ctx_cls_patch_drop, 1)
+/* sequence pooling: + seq_pool.weight (D) */
+#define VIT_SEQ_CASE(ID, VARIANT, CTX, LEARNED)                                                          \
+    GC_REGISTER(ID, {"vit", VARIANT, f_vit, &CTX, 2,                                                     \
+                     {GC_IN(GC_B, GC_C, GC_IMG, GC_IMG), GC_IN_RANGE(-0.5, 0.5, GC_VIT_NPARAMS(LEARNED) + GC_D)}, \
+                     vit_prepare})
+VIT_SEQ_CASE(vit_seq_learned, "seq pooling, learned pos", ctx_seq_learned, 1)
+VIT_SEQ_CASE(vit_seq_patch_drop, "seq pooling, sincos2d, patch_drop 0.5", ctx_seq_patch_drop, 0)
 
 /* timm's layouts: fields after patch_drop are no_cls, reg, no_embed_class, fc_norm, init_values, no_head */
 static vit_gc ctx_reg_noembed_cls = {VG_VIT_POOL_CLS, VG_VIT_POS_LEARNED, 0, 0, false, 2, true};     /* DINOv2-like */

@@ -3,7 +3,10 @@
  * attn_out, softmax output) reduced to one value per patch the way the model's head reads tokens:
  *   cls pooling:  the class token's row (query 0) — the head reads the class token;
  *   mean pooling: the attention each patch receives, averaged over the patch queries — the head
- *                 reads the mean of the patch tokens, never the class token's row.
+ *                 reads the mean of the patch tokens, never the class token's row;
+ *   seq pooling:  the same, the patch queries weighted by the pooling weights a_n the model
+ *                 computes for this image (the head reads Σ a_n x_n).
+ * In each case a weight per query row, qw (T), the rows the head reads.
  * And attention rollout (Abnar & Zuidema 2020): per layer average the heads, add the identity for
  * the residual path, renormalise the rows, and multiply the layers, R = Â_L · … · Â_1 — each row of
  * R sums to 1. The row the head reads (the class token's, or the mean of the patch rows) says how
@@ -68,16 +71,17 @@ static void rollout(const float *att, int L, int H, int T, double *R) {
 }
 
 /* The map the head reads, for layer l and head h (h = -1: the mean over heads) of att (L, H, T, T):
- * v[k] for patch k (token S + k) and the weight on the prefix tokens. cls: query 0's row; mean: each
- * key's column averaged over the N patch queries. */
-static double head_map(const float *att, int l, int H, int h, int T, int S, bool mean_pool, double *v) {
+ * v[k] for patch k (token S + k) and the weight on the prefix tokens: Σ_q qw[q] · row q (cls:
+ * query 0's row; mean: each key's column averaged over the N patch queries; seq: weighted by a). */
+static double head_map(const float *att, int l, int H, int h, int T, int S, const double *qw, double *v) {
     const int N = T - S, h0 = h < 0 ? 0 : h, h1 = h < 0 ? H : h + 1;
     double prefix = 0;
     for (int k = 0; k < N; k++) v[k] = 0;
     for (int hh = h0; hh < h1; hh++) {
         const float *A = att + ((size_t)l * H + hh) * T * T;
-        for (int q = mean_pool ? S : 0; q < (mean_pool ? T : 1); q++) {
-            const double wq = 1.0 / ((mean_pool ? N : 1) * (h1 - h0));
+        for (int q = 0; q < T; q++) {
+            if (qw[q] == 0) continue;
+            const double wq = qw[q] / (h1 - h0);
             for (int j = 0; j < S; j++) prefix += wq * A[(size_t)q * T + j];
             for (int k = 0; k < N; k++) v[k] += wq * A[(size_t)q * T + S + k];
         }
@@ -85,12 +89,12 @@ static double head_map(const float *att, int l, int H, int h, int T, int S, bool
     return prefix;
 }
 
-/* the row of the rollout R (T, T) the head reads: row 0, or the mean of the patch rows */
-static void rollout_row(const double *R, int T, int S, bool mean_pool, double *row) {
+/* the row of the rollout R (T, T) the head reads: Σ_q qw[q] · row q */
+static void rollout_row(const double *R, int T, const double *qw, double *row) {
     for (int j = 0; j < T; j++) row[j] = 0;
-    const int q0 = mean_pool ? S : 0, q1 = mean_pool ? T : 1;
-    for (int q = q0; q < q1; q++)
-        for (int j = 0; j < T; j++) row[j] += R[(size_t)q * T + j] / (q1 - q0);
+    for (int q = 0; q < T; q++)
+        if (qw[q] != 0)
+            for (int j = 0; j < T; j++) row[j] += qw[q] * R[(size_t)q * T + j];
 }
 
 /* the map's colour scale: its maximum, but at least 4× uniform (flat maps stay dark) */
@@ -176,7 +180,7 @@ int inspect_attention_main(int argc, char **argv) {
     }
     ic_image im;
     if (ic_source_image("attention", &o, &mm, &im)) { ic_model_free(&mm); return IC_FAIL; }
-    const bool mean_pool = m->cfg.pool == VG_VIT_POOL_MEAN;
+    const bool mean_pool = m->cfg.pool != VG_VIT_POOL_CLS, seq_pool = m->cfg.pool == VG_VIT_POOL_SEQ;
     const int Sz = m->cfg.img_size, P = m->cfg.patch_size, g = m->grid_h, N = g * g;
     const int S = vg_vit_num_prefix_tokens(&m->cfg), T = N + S;      /* S: 1 with a class token, else 0 */
     const int L = m->cfg.depth, H = m->cfg.num_heads;
@@ -192,11 +196,19 @@ int inspect_attention_main(int argc, char **argv) {
         vg_tensor *ac = vg_contiguous(a);
         for (size_t k = 0; k < (size_t)H * T * T; k++) att[(size_t)l * H * T * T + k] = (float)vg_data(ac)[k];
     }
-    vg_tensor *logits = x ? vg_linear_fn(vg_vit_pool_tokens(m, vg_layernorm_fn(x, m->norm.weight, m->norm.bias, m->cfg.norm_eps)), m->head.weight, m->head.bias) : NULL;
-    if (!logits || !att || !R) {
-        fprintf(stderr, "inspect attention: forward failed: %s\n", vg_error());
-        free(att); free(R); ic_image_free(&im); ic_model_free(&mm); vg_no_grad_end(); return IC_FAIL;
+    vg_tensor *feat = x ? vg_layernorm_fn(x, m->norm.weight, m->norm.bias, m->cfg.norm_eps) : NULL;
+    vg_tensor *logits = feat ? vg_linear_fn(vg_vit_pool_tokens(m, feat), m->head.weight, m->head.bias) : NULL;
+    /* qw: the weight of each query row in what the head reads */
+    double *qw = calloc((size_t)T, sizeof *qw);
+    vg_tensor *a = logits && seq_pool ? vg_contiguous(vg_vit_seq_pool_weights(m, vg_narrow(feat, 1, S, N))) : NULL;
+    if (!logits || !att || !R || !qw || (seq_pool && !a)) {
+        fprintf(stderr, "inspect attention: forward failed: %s\n", logits && qw ? vg_error() : "out of memory");
+        free(att); free(R); free(qw); ic_image_free(&im); ic_model_free(&mm); vg_no_grad_end(); return IC_FAIL;
     }
+    for (int k = 0; k < N; k++) qw[S + k] = seq_pool ? (double)vg_data(a)[k] : mean_pool ? 1.0 / N : 0;
+    if (!mean_pool) qw[0] = 1;
+    int amax = 0;                                                      /* the patch seq pooling weighs most */
+    for (int k = 1; k < N; k++) if (qw[S + k] > qw[S + amax]) amax = k;
     /* the predicted class and its softmax probability (in double: logits are few) */
     int pred = 0;
     for (int c = 1; c < m->cfg.num_classes; c++) if (vg_data(logits)[c] > vg_data(logits)[pred]) pred = c;
@@ -215,9 +227,14 @@ int inspect_attention_main(int argc, char **argv) {
     double *v = malloc(sizeof *v * (N > T ? N : T)), *rrow = malloc(sizeof *rrow * T);
     if (!v || !rrow) {
         fprintf(stderr, "inspect attention: out of memory\n");
-        free(v); free(rrow); free(att); free(R); ic_image_free(&im); ic_model_free(&mm); return IC_FAIL;
+        free(v); free(rrow); free(qw); free(att); free(R); ic_image_free(&im); ic_model_free(&mm); return IC_FAIL;
     }
-    if (mean_pool) {
+    if (seq_pool) {
+        printf("seq pooling: the head reads the %d patch tokens weighted by its pooling weights for this image\n"
+               "(largest: patch (%d,%d) %.3f, uniform %.3f); shown is the attention each patch receives, the patch\n"
+               "queries weighted alike. Per layer and head: the patch that receives the most (row, col), its weight%s\n",
+               N, amax / g, amax % g, qw[S + amax], 1.0 / N, S ? ", and the class token's" : "");
+    } else if (mean_pool) {
         printf("mean pooling: the head reads the average of the %d patch tokens, not the class token; shown is\n"
                "the attention each patch receives, averaged over the %d patch queries. Per layer and head: the\n"
                "patch that receives the most (row, col), its mean weight%s\n", N, N, S ? ", and the class token's" : "");
@@ -229,7 +246,7 @@ int inspect_attention_main(int argc, char **argv) {
     for (int l = 0; l < L; l++) {
         printf("  layer %d:", l);
         for (int h = 0; h < H; h++) {
-            const double pre = head_map(att, l, H, h, T, S, mean_pool, v);
+            const double pre = head_map(att, l, H, h, T, S, qw, v);
             int best = 0;
             for (int k = 1; k < N; k++) if (v[k] > v[best]) best = k;
             printf("  h%d (%d,%d) %.3f", h, best / g, best % g, v[best]);
@@ -248,13 +265,13 @@ int inspect_attention_main(int argc, char **argv) {
     printf("attention rollout over %d layers (heads averaged, + identity, rows renormalised):\n"
            "  rollout row sums: min %.6f max %.6f\n", L, mn, mx);
     double *cls = malloc(sizeof *cls * N), tot = 0, pre = 0;
-    rollout_row(R, T, S, mean_pool, rrow);
+    rollout_row(R, T, qw, rrow);
     for (int j = 0; j < S; j++) pre += rrow[j];
     for (int k = 0; k < N; k++) { cls[k] = rrow[S + k]; tot += cls[k]; }
     if (!mean_pool) printf("  CLS row: %.3f of the mass on the CLS token itself, %.3f on the patches; top patches:\n", pre, tot);
-    else if (S) printf("  mean of the %d patch rows (what the pooled vector draws on): %.3f of the mass on the class token,\n"
-                       "  %.3f on the patches; top patches:\n", N, pre, tot);
-    else printf("  mean of the %d patch rows (what the pooled vector draws on); top patches:\n", N);
+    else if (S) printf("  %s of the %d patch rows (what the pooled vector draws on): %.3f of the mass on the class token,\n"
+                       "  %.3f on the patches; top patches:\n", seq_pool ? "pooling-weighted sum" : "mean", N, pre, tot);
+    else printf("  %s of the %d patch rows (what the pooled vector draws on); top patches:\n", seq_pool ? "pooling-weighted sum" : "mean", N);
     int *used = calloc(N, sizeof *used);
     for (int t = 0; t < top && t < N; t++) {
         int b = -1;
@@ -277,7 +294,8 @@ int inspect_attention_main(int argc, char **argv) {
             char lab[256], num[32];
             snprintf(lab, sizeof lab, "PREDICTED: %s (CLASS %d), P = %.3f", pred_name, pred, prob);
             vg_canvas_text(cv, ml, 4, lab, VG_BLACK, 1);
-            vg_canvas_text(cv, ml, 16, mean_pool ? "MEAN POOLING: ATTENTION EACH PATCH RECEIVES, MEAN OVER PATCH QUERIES"
+            vg_canvas_text(cv, ml, 16, seq_pool ? "SEQ POOLING: ATTENTION EACH PATCH RECEIVES, PATCH QUERIES WEIGHTED BY POOLING"
+                                     : mean_pool ? "MEAN POOLING: ATTENTION EACH PATCH RECEIVES, MEAN OVER PATCH QUERIES"
                                                  : "CLS POOLING: CLASS TOKEN ATTENTION TO EACH PATCH", VG_BLACK, 1);
             vg_canvas_text(cv, ml, mt - 14, "IMAGE", VG_BLACK, 1);
             for (int h = 0; h < H; h++) { snprintf(lab, sizeof lab, "HEAD %d", h); vg_canvas_text(cv, ml + (1 + h) * (cw + gap), mt - 14, lab, VG_BLACK, 1); }
@@ -288,10 +306,10 @@ int inspect_attention_main(int argc, char **argv) {
                 vg_canvas_text(cv, 4, y0 + cw / 2 - 3, lab, VG_BLACK, 1);
                 if (l == 0) vg_canvas_image(cv, ml, y0, img, im.c, Sz, Sz, zoom);
                 for (int h = 0; h <= H; h++) {
-                    if (h < H) head_map(att, l, H, h, T, S, mean_pool, v);
+                    if (h < H) head_map(att, l, H, h, T, S, qw, v);
                     else {           /* the rollout up to layer l, the row the head reads */
                         rollout(att, l + 1, H, T, R);
-                        rollout_row(R, T, S, mean_pool, rrow);
+                        rollout_row(R, T, qw, rrow);
                         for (int k = 0; k < N; k++) v[k] = rrow[S + k];
                     }
                     const int x0 = ml + (1 + h) * (cw + gap);
@@ -319,7 +337,7 @@ int inspect_attention_main(int argc, char **argv) {
             free(img);
         }
     }
-    free(cls); free(att); free(R); free(v); free(rrow);
+    free(cls); free(att); free(R); free(v); free(rrow); free(qw);
     ic_image_free(&im); ic_model_free(&mm);
     return rc;
 }

@@ -284,6 +284,15 @@ static int write_snapshots(FILE *j, const char *run, const int64_t *steps, int n
                 if (mad[lh] > sm->mad_max) { sm->mad_max = mad[lh]; sm->mad_max_l = lh / H; sm->mad_max_h = lh % H; }
             }
         }
+        if (c->pool == VG_VIT_POOL_SEQ) {                  /* what the head reads: Σ a_n x_n */
+            float *pw = malloc(sizeof *pw * (size_t)N * (n_att ? n_att : 1));
+            if (!pw || rm_seq_pool_weights(m, rm_batch(m, test, idx, n_att), pw)) { snprintf(err, IC_ERRLEN, "pooling weights: %s", pw ? vg_error() : "out of memory"); rc = -1; }
+            vg_arena_reset();
+            rj_key(j, "pw"); fputc('[', j);
+            for (int i = 0; i < n_att && !rc; i++) { if (i) fputc(',', j); rj_numsf(j, pw + (size_t)i * N, N); }
+            fputs("],", j);
+            free(pw);
+        }
         rj_key(j, "att"); fputc('[', j);
         for (int i = 0; i < n_att && keep; i++) {          /* sqrt-coded bytes: small weights keep their detail */
             for (size_t k = 0; k < per; k++) { double v = sqrt(fmax(0, att[(size_t)i * per + k])) * 255 + 0.5; q[k] = (uint8_t)(v > 255 ? 255 : v); }
@@ -566,7 +575,7 @@ int inspect_report_main(int argc, char **argv) {
     fprintf(j, "{\"img\":%d,\"patch\":%d,\"chans\":%d,\"classes\":%d,\"dim\":%d,\"depth\":%d,\"heads\":%d,\"mlp\":%d,"
                "\"prefix\":%d,\"gh\":%d,\"gw\":%d,\"pool\":\"%s\",\"cls\":%s,\"reg\":%d,\"stem\":",
             c->img_size, c->patch_size, c->in_chans, c->num_classes, c->embed_dim, c->depth, c->num_heads, vg_vit_hidden_dim(c),
-            vg_vit_num_prefix_tokens(c), m->grid_h, m->grid_w, c->pool == VG_VIT_POOL_CLS ? "cls" : "mean", c->class_token ? "true" : "false", c->reg_tokens);
+            vg_vit_num_prefix_tokens(c), m->grid_h, m->grid_w, c->pool == VG_VIT_POOL_CLS ? "cls" : c->pool == VG_VIT_POOL_SEQ ? "seq" : "mean", c->class_token ? "true" : "false", c->reg_tokens);
     rj_str(j, stem);
     fprintf(j, ",\"sincos\":%s,\"fixed_pos\":%s},", c->pos_embed == VG_VIT_POS_SINCOS2D ? "true" : "false",
             c->pos_embed == VG_VIT_POS_SINCOS2D ? "true" : "false");
@@ -632,7 +641,7 @@ int inspect_report_main(int argc, char **argv) {
     fprintf(f, "<tr><td>model</td><td>ViT: %dx%d images (%d channel%s), patch %d &rarr; %dx%d = %d patches, dim %d, depth %d, %d heads, MLP %d, "
                "%s pooling, %s position embedding, stem %s%s; %lld parameters, %.4f GFLOP per image (forward)</td></tr>",
             c->img_size, c->img_size, c->in_chans, c->in_chans > 1 ? "s" : "", c->patch_size, m->grid_h, m->grid_w, m->grid_h * m->grid_w, c->embed_dim, c->depth,
-            c->num_heads, vg_vit_hidden_dim(c), c->pool == VG_VIT_POOL_CLS ? "class-token" : "mean", c->pos_embed == VG_VIT_POS_SINCOS2D ? "fixed 2-D sin-cos" : "learned",
+            c->num_heads, vg_vit_hidden_dim(c), c->pool == VG_VIT_POOL_CLS ? "class-token" : c->pool == VG_VIT_POOL_SEQ ? "sequence" : "mean", c->pos_embed == VG_VIT_POS_SINCOS2D ? "fixed 2-D sin-cos" : "learned",
             stem, c->reg_tokens ? ", register tokens" : "", (long long)vg_vit_param_count(c), gflop);
     fprintf(f, "<tr><td>data</td><td>%s: %d test images, %d classes (<code>", dataset, test->n, test->n_classes);
     html_text(f, data);
@@ -655,7 +664,7 @@ int inspect_report_main(int argc, char **argv) {
                "and %s gives the %d-number feature the head turns into %d logits. The bright cells show the tokens whose vectors grew longest in each block.</p></section>\n",
             CNAME(0, sm.e2e_label), CNAME(1, sm.e2e_pred), sm.e2e_prob, m->grid_h * m->grid_w, c->patch_size, c->patch_size, c->embed_dim,
             vg_vit_num_prefix_tokens(c) ? " (plus the class/register tokens in front)" : "", c->depth,
-            c->pool == VG_VIT_POOL_CLS ? "the class token" : "the mean over the patch tokens", c->embed_dim, c->num_classes);
+            c->pool == VG_VIT_POOL_CLS ? "the class token" : c->pool == VG_VIT_POOL_SEQ ? "a learned weighting of the patch tokens (sequence pooling)" : "the mean over the patch tokens", c->embed_dim, c->num_classes);
     /* 3. curves */
     section(f, "curves", "3. Training curves");
     fprintf(f, "<div id=\"curves-view\" class=\"row\"></div><p class=\"say\">");
@@ -671,7 +680,9 @@ int inspect_report_main(int argc, char **argv) {
                "between the first and last snapshot, of the last block from %.1f to %.1f; in the last snapshot the most local head is layer %d head %d (%.1f px), "
                "the most global layer %d head %d (%.1f px). The heads of the first block span %.1f to %.1f px, those of the last %.1f to %.1f px "
                "(the ViT paper found early layers mixing local and global heads, later ones all global). Distances are averaged over %d test images.</p></section>\n",
-            c->pool == VG_VIT_POOL_CLS ? "where the class token (the token the classifier reads) attends" : "the attention averaged over all patch queries (the classifier reads the mean of the patch tokens)",
+            c->pool == VG_VIT_POOL_CLS ? "where the class token (the token the classifier reads) attends"
+            : c->pool == VG_VIT_POOL_SEQ ? "the attention of the patch queries weighted as sequence pooling weighs them for that image (the classifier reads that weighted sum of the patch tokens)"
+                                         : "the attention averaged over all patch queries (the classifier reads the mean of the patch tokens)",
             sm.mad_first[0], sm.mad_first[1], sm.mad_last[0], sm.mad_last[1], sm.mad_min_l, sm.mad_min_h, sm.mad_min, sm.mad_max_l, sm.mad_max_h, sm.mad_max,
             sm.mad_spread[0][0], sm.mad_spread[0][1], sm.mad_spread[1][0], sm.mad_spread[1][1], test->n < MAD_IMAGES ? test->n : MAD_IMAGES);
     /* 5. embeddings */

@@ -24,6 +24,9 @@ vg_tensor *rm_batch(const vg_vit *m, const vg_dataset *d, const int *idx, int n)
  *   tokens (B, L+1, T)     the L2 norm of every token after the embedding and after each block
  * 0, or -1 with vg_error set. The arena is the caller's to reset. */
 int rm_forward(vg_vit *m, vg_tensor *x, float *att, float *lens, float *pooled, float *logits, float *tokens);
+/* sequence pooling's weights over the N patch tokens of each image of x (B, N floats into out);
+ * 0, or -1 and vg_error() (also for a model without sequence pooling) */
+int rm_seq_pool_weights(vg_vit *m, vg_tensor *x, float *out);
 /* the first two principal components of x (n, D) (centred; power iteration with deflation), their
  * coordinates into xy (n, 2) and their share of the variance into var2[2] */
 void rm_pca2(const float *x, int n, int D, float *xy, double var2[2]);

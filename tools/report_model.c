@@ -87,6 +87,17 @@ int rm_forward(vg_vit *m, vg_tensor *x, float *att, float *lens, float *pooled, 
     return rc;
 }
 
+int rm_seq_pool_weights(vg_vit *m, vg_tensor *x, float *out) {
+    if (!x) return -1;
+    vg_no_grad_begin();
+    const int S = vg_vit_num_prefix_tokens(&m->cfg), N = vg_vit_num_patches(&m->cfg);
+    vg_tensor *f = vg_vit_forward_features(m, x, false, NULL);          /* (B, T, D), after the final norm */
+    vg_tensor *a = f ? vg_vit_seq_pool_weights(m, vg_narrow(f, 1, S, N)) : NULL;   /* (B, 1, N) */
+    if (a) copy_out(a, out);
+    vg_no_grad_end();
+    return a ? 0 : -1;
+}
+
 void rm_pca2(const float *x, int n, int D, float *xy, double var2[2]) {
     double *mean = calloc((size_t)D, sizeof *mean), *c = calloc((size_t)D * D, sizeof *c), *v = malloc(sizeof *v * D * 2);
     var2[0] = var2[1] = 0;

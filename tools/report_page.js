@@ -170,7 +170,7 @@
       for (let k = 0; k < N; k++) { ctx.fillStyle = rgb(viridis((v2[k] - mn) / (mx - mn + 1e-9))); ctx.fillRect((k % C.gw) * 96 / C.gw, Math.floor(k / C.gw) * 96 / C.gh, Math.ceil(96 / C.gw), Math.ceil(96 / C.gh)); }
     }
     const row2 = el('div', v, { class: 'row' });
-    c = canvas(row2, 256, 24, 'pooled feature (' + C.dim + ',): ' + (C.pool === 'cls' ? 'the class token' : 'mean of the patch tokens') + ' after the final norm');
+    c = canvas(row2, 256, 24, 'pooled feature (' + C.dim + ',): ' + (C.pool === 'cls' ? 'the class token' : C.pool === 'seq' ? 'sequence pooling of the patch tokens' : 'mean of the patch tokens') + ' after the final norm');
     ctx = c.getContext('2d');
     let mx = 1e-9;
     for (const x of E.pooled) mx = Math.max(mx, Math.abs(x));
@@ -201,13 +201,19 @@
     if (!attCache[key]) { const q = b64(a[i]), f = new Float32Array(q.length); for (let k = 0; k < q.length; k++) { const x = q[k] / 255; f[k] = x * x; } attCache[key] = f; }
     return attCache[key];
   }
+  // the weight of patch query r in what the head reads: 1/N (mean pooling), or the image's sequence
+  // pooling weights at this snapshot
+  function poolWeight(r) {
+    const pw = snaps[cur].pw;
+    return C.pool === 'seq' && pw && pw[img] ? pw[img][r] : 1 / N;
+  }
   // the patch part of the row a head reads: the clicked patch's row, else the class token's (CLS
-  // pooling) or the mean of the patch rows (mean pooling)
+  // pooling) or the patch rows weighted as the pooling weighs them (mean and sequence pooling)
   function readRow(A, l, h, q) {
     const base = (l * H + h) * T * T, v = new Float64Array(N);
     if (q >= 0) { for (let k = 0; k < N; k++) v[k] = A[base + (S + q) * T + S + k]; return v; }
     if (C.pool === 'cls' && C.cls) { for (let k = 0; k < N; k++) v[k] = A[base + S + k]; return v; }
-    for (let r = S; r < T; r++) for (let k = 0; k < N; k++) v[k] += A[base + r * T + S + k] / N;
+    for (let r = S; r < T; r++) { const w = poolWeight(r - S); for (let k = 0; k < N; k++) v[k] += A[base + r * T + S + k] * w; }
     return v;
   }
   let attGrid = null;
@@ -235,7 +241,9 @@
     };
     const A = attOf(cur, img);
     const what = query >= 0 ? 'where patch (' + Math.floor(query / C.gw) + ', ' + (query % C.gw) + ') attends' :
-      (C.pool === 'cls' && C.cls ? 'class-token attention (the token the classifier reads)' : 'mean attention over the patch queries (the classifier reads the mean of the patch tokens)');
+      (C.pool === 'cls' && C.cls ? 'class-token attention (the token the classifier reads)' :
+       C.pool === 'seq' ? 'attention of the patch queries weighted by sequence pooling (what the classifier reads)' :
+       'mean attention over the patch queries (the classifier reads the mean of the patch tokens)');
     if (!A) {
       el('p', v, { class: 'none' }, 'The attention maps of ' + snapLabel(cur) + ' were not stored (the page keeps its size under a few MB): move the slider to a marked snapshot.');
       attGrid = null;
@@ -277,7 +285,7 @@
       const v = new Float64Array(N);
       if (q >= 0) for (let k = 0; k < N; k++) v[k] = R[(S + q) * T + S + k];
       else if (C.pool === 'cls' && C.cls) for (let k = 0; k < N; k++) v[k] = R[S + k];
-      else for (let r = S; r < T; r++) for (let k = 0; k < N; k++) v[k] += R[r * T + S + k] / N;
+      else for (let r = S; r < T; r++) { const w = poolWeight(r - S); for (let k = 0; k < N; k++) v[k] += R[r * T + S + k] * w; }
       out.push(v);
     }
     return out;

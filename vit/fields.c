@@ -101,10 +101,15 @@ bool vg_vit_field_parse(vg_vit_config *c, int f, const char *v) {
         char name[64];
         for (int i = 0; choice_name(d->metavar, i, name, sizeof name); i++)
             if (!strcmp(name, v)) { *(int *)p = i; return true; }
-        char a[64] = "", b[64] = "";
-        choice_name(d->metavar, 0, a, sizeof a);
-        choice_name(d->metavar, 1, b, sizeof b);
-        vg_set_error("expected %s or %s, got '%.40s'", a, b, v);
+        /* "expected cls, mean or seq, got 'x'" */
+        char list[256] = "";
+        int k = 0;
+        while (choice_name(d->metavar, k, name, sizeof name)) k++;
+        for (int i = 0; i < k && choice_name(d->metavar, i, name, sizeof name); i++) {
+            size_t l = strlen(list);
+            snprintf(list + l, sizeof list - l, "%s%s", i == 0 ? "" : i == k - 1 ? " or " : ", ", name);
+        }
+        vg_set_error("expected %s, got '%.40s'", list, v);
         return false;
     }
     case VG_FIELD_STEM: return vg_vit_parse_stem(v, c);

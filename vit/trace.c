@@ -34,6 +34,10 @@ static double cls_block_flops(const vg_vit_config *c, double T) {
     return 2.0 * (T * D * 2 * D + D * D + 2 * T * D + D * D + 2 * D * H);
 }
 static double head_flops(const vg_vit_config *c) { return 2.0 * c->embed_dim * c->num_classes; }
+/* sequence pooling over n patch tokens: the scores x·w and the weighted sum (mean and cls: 0) */
+static double pool_flops(const vg_vit_config *c, double n) {
+    return c->pool == VG_VIT_POOL_SEQ ? 4.0 * n * c->embed_dim : 0;
+}
 static double eval_tokens(const vg_vit_config *c) { return vg_vit_num_patches(c) + (double)vg_vit_num_prefix_tokens(c); }
 static double train_tokens(const vg_vit_config *c) {
     if (!(c->patch_drop_rate > 0)) return eval_tokens(c);
@@ -41,7 +45,7 @@ static double train_tokens(const vg_vit_config *c) {
 }
 static double flops(const vg_vit_config *c, double T, bool cls_only) {
     return patch_flops(c) + (c->depth - cls_only) * block_flops(c, T) + (cls_only ? cls_block_flops(c, T) : 0)
-         + head_flops(c);
+         + pool_flops(c, T - vg_vit_num_prefix_tokens(c)) + head_flops(c);
 }
 
 double vg_vit_forward_flops(const vg_vit_config *c) { return flops(c, eval_tokens(c), false); }
@@ -75,9 +79,11 @@ bool vg_vit_trace(vg_vit *m, int batch, FILE *f) {
     int64_t total = 0;
     double total_flops = 0;
 
+    char pool_name[16];
+    vg_vit_field_format(c, VG_VIT_F_pool, pool_name, sizeof pool_name);
     fprintf(f, "ViT forward, batch %d: %d px, patch %d, dim %d, depth %d, heads %d, mlp %d, %s pooling, %s pos_embed\n",
             batch, c->img_size, P, D, c->depth, c->num_heads, vg_vit_hidden_dim(c),
-            c->pool == VG_VIT_POOL_CLS ? "cls" : "mean", c->pos_embed == VG_VIT_POS_LEARNED ? "learned" : "fixed sincos2d");
+            pool_name, c->pos_embed == VG_VIT_POS_LEARNED ? "learned" : "fixed sincos2d");
     if (!c->class_token || c->reg_tokens || c->no_embed_class || c->fc_norm || c->init_values > 0 || !c->num_classes)
         fprintf(f, "  timm layout: %s, %d register tokens%s%s%s%s\n", c->class_token ? "class token" : "no class token",
                 c->reg_tokens, c->no_embed_class ? ", no_embed_class" : "", c->fc_norm ? ", fc_norm" : "",
@@ -141,10 +147,10 @@ bool vg_vit_trace(vg_vit *m, int batch, FILE *f) {
         row(f, "norm", x, nn_, 0); total += nn_;
     }
     x = vg_vit_pool_tokens(m, x);               /* with fc_norm, the norm after pooling too */
-    int64_t fp = numel_or0(m->fc_norm.weight) + numel_or0(m->fc_norm.bias);
-    row(f, c->pool == VG_VIT_POOL_CLS ? (fp ? "pooled (cls token), fc_norm" : "pooled (cls token)")
-                                      : (fp ? "pooled (mean of patches), fc_norm" : "pooled (mean of patches)"), x, fp, 0);
-    total += fp;
+    int64_t fp = numel_or0(m->fc_norm.weight) + numel_or0(m->fc_norm.bias) + numel_or0(m->seq_pool);
+    static const char *const pooled[] = {"pooled (cls token)", "pooled (mean of patches)", "pooled (seq. pooling)"};
+    snprintf(label, sizeof label, "%s%s", pooled[c->pool], m->fc_norm.weight ? ", fc_norm" : "");
+    row(f, label, x, fp, B * pool_flops(c, vg_vit_num_patches(c))); total += fp; total_flops += B * pool_flops(c, vg_vit_num_patches(c));
     if (m->head.weight) {
         x = vg_linear_fn(x, m->head.weight, m->head.bias);
         int64_t hp = numel_or0(m->head.weight) + numel_or0(m->head.bias);

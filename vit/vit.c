@@ -191,6 +191,9 @@ static void each_tensor(vg_vit *m, const vg_vit_config *c, decl_fn fn, void *ctx
         DECL(AT(fc_norm.weight), false, true, "fc_norm.weight", 0, D);
         DECL(AT(fc_norm.bias), false, true, "fc_norm.bias", 0, D);
     }
+    /* sequence pooling's scoring vector; CCT's Linear(D, 1) also has a bias, left out here: adding
+     * one constant to every score leaves the softmax unchanged (its gradient is exactly 0) */
+    if (c->pool == VG_VIT_POOL_SEQ) DECL(AT(seq_pool), true, true, "seq_pool.weight", 0, 1, D);
     if (c->num_classes > 0) {
         DECL(AT(head.weight), true, true, "head.weight", 0, c->num_classes, D);
         DECL(AT(head.bias), false, true, "head.bias", 0, c->num_classes);
@@ -313,6 +316,7 @@ bool vg_vit_init(vg_vit *m, const vg_vit_config *cfg, vg_rng *rng) {
         vg_init_constant(b->ls2, cfg->init_values);
     }
     vg_init_constant(cfg->fc_norm ? m->fc_norm.weight : m->norm.weight, 1.0);
+    if (m->seq_pool) vg_init_trunc_normal(m->seq_pool, rng, 0.02);   /* CCT: trunc_normal(.02), as every Linear */
     if (m->head.weight) {
         skip_draws(rng, m->head.weight, m->head.bias);
         vg_init_trunc_normal(m->head.weight, rng, 0.02);
@@ -450,13 +454,24 @@ bool vg_vit_last_block_cls_only(const vg_vit *m) {
     return m->cfg.pool == VG_VIT_POOL_CLS && !m->full_last_block;
 }
 
+/* a = softmax over the N tokens of s_n = x_n·w: (B, N, D) → (B, 1, N). Written as exp(s − max s) / Σ
+ * exp(s − max s) with the max detached (the softmax does not depend on it). */
+vg_tensor *vg_vit_seq_pool_weights(vg_vit *m, vg_tensor *tokens) {
+    if (!tokens || !m->seq_pool) { if (!m->seq_pool) vg_set_error("vit: no sequence pooling in this model"); return NULL; }
+    vg_tensor *s = vg_transpose(vg_matmul(tokens, vg_transpose(m->seq_pool, 0, 1)), 1, 2);    /* (B, 1, N) */
+    vg_tensor *e = vg_exp(vg_sub(s, vg_detach(vg_max(s, 1, (const int[]){2}, true))));
+    return vg_div(e, vg_sum(e, 1, (const int[]){2}, true));
+}
+
 vg_tensor *vg_vit_pool_tokens(vg_vit *m, vg_tensor *x) {
     if (!x) return NULL;
     const int S = vg_vit_num_prefix_tokens(&m->cfg);
     if (m->cfg.pool == VG_VIT_POOL_CLS) x = vg_select(x, 1, 0);                    /* (B, D) */
     else {
         if (x->ndim != 3 || x->shape[1] <= S) { vg_set_error("vit: pooling: no patch tokens after %d prefix tokens", S); return NULL; }
-        x = vg_mean(vg_narrow(x, 1, S, x->shape[1] - S), 1, (const int[]){1}, false); /* (B, D) */
+        x = vg_narrow(x, 1, S, x->shape[1] - S);                                     /* (B, N, D) */
+        if (m->cfg.pool == VG_VIT_POOL_SEQ) x = vg_squeeze(vg_matmul(vg_vit_seq_pool_weights(m, x), x), 1);
+        else x = vg_mean(x, 1, (const int[]){1}, false);                              /* (B, D) */
     }
     if (m->fc_norm.weight) x = vg_layernorm_forward(&m->fc_norm, x);
     return x;

@@ -11,7 +11,9 @@
  *   → patch dropout (training only): keep K of the N patches    (B, S+K, D)
  *   → depth × Block: x + ls1·attn(norm1(x)); x + ls2·mlp(norm2(x))   (ls: LayerScale, optional)
  *   → norm (LayerNorm, eps 1e-6; absent with fc_norm)          (B, T, D)
- *   → pool: token 0 (cls) or the mean of the N patch tokens (mean)    (B, D)
+ *   → pool: token 0 (cls), the mean of the N patch tokens (mean), or sequence pooling (seq,
+ *     CCT's SeqPool): Σ_n a_n x_n with a = softmax over n of x_n·w, w = seq_pool.weight (1, D)
+ *                                                              (B, D)
  *   → fc_norm (LayerNorm; only with fc_norm)                   (B, D)
  *   → head: Linear(D, num_classes); none when num_classes is 0 (B, num_classes)
  *
@@ -29,7 +31,7 @@
 #include "vit/vit_fields.h"
 
 enum { VG_VIT_MAX_STEM = 4 };      /* layers of the optional conv stem */
-typedef enum { VG_VIT_POOL_CLS = 0, VG_VIT_POOL_MEAN = 1 } vg_vit_pool;
+typedef enum { VG_VIT_POOL_CLS = 0, VG_VIT_POOL_MEAN = 1, VG_VIT_POOL_SEQ = 2 } vg_vit_pool;
 /* learned: a trained parameter (timm). sincos2d: MAE's fixed 2-D sin-cos table, not trained,
  * not in vg_vit_params, but in vg_vit_state (saved as pos_embed in checkpoints). */
 typedef enum { VG_VIT_POS_LEARNED = 0, VG_VIT_POS_SINCOS2D = 1 } vg_vit_posembed;
@@ -130,6 +132,7 @@ typedef struct {
     vg_vit_block *blocks;           /* [depth] */
     vg_layernorm  norm;             /* weight NULL with fc_norm (timm: Identity) */
     vg_layernorm  fc_norm;          /* weight NULL without fc_norm */
+    vg_tensor    *seq_pool;         /* seq_pool.weight (1, D) with sequence pooling, else NULL */
     vg_linear     head;             /* weight NULL when num_classes is 0 */
     /* With CLS pooling the logits read only the class token of the last block, so vg_vit_forward
      * computes that block's proj, norm2 and MLP (and attention's queries) for token 0 alone: the
@@ -178,6 +181,9 @@ vg_tensor *vg_vit_forward_features(vg_vit *m, vg_tensor *image, bool train, vg_r
 /* (B, S+N, D) → (B, D): token 0, or the mean of tokens S..S+N−1; then fc_norm when the model
  * has it (timm's forward_head up to the head) */
 vg_tensor *vg_vit_pool_tokens(vg_vit *m, vg_tensor *features);
+/* sequence pooling's weights over the patch tokens (B, N, D) → (B, 1, N), each row summing to 1
+ * (NULL and vg_error() without sequence pooling) */
+vg_tensor *vg_vit_seq_pool_weights(vg_vit *m, vg_tensor *patch_tokens);
 /* image → logits (B, num_classes); with num_classes 0 (no head) the pooled features (B, D).
  * rng is only used when train and some dropout rate > 0. */
 vg_tensor *vg_vit_forward(vg_vit *m, vg_tensor *image, bool train, vg_rng *rng);

@@ -82,9 +82,11 @@
       "3x3 conv, stride 2, padding 1, then ReLU; the patch conv then has\n" \
       "kernel and stride patch/2^layers (plus --patch-overlap); the token\n" \
       "grid is unchanged; not a timm layout") \
-    /* the class token, or the mean of the N patch tokens (timm's global_pool='avg') */ \
-    X(CHOICE, vg_vit_pool, pool, VG_VIT_POOL_CLS, 0, 1, ALWAYS, SAME, "--pool",  "cls|mean", \
-      "class token or mean of the patch tokens") \
+    /* the class token, the mean of the N patch tokens (timm's global_pool='avg'), or sequence
+     * pooling (CCT's SeqPool): the patch tokens weighted by softmax over tokens of x·seq_pool.weight */ \
+    X(CHOICE, vg_vit_pool, pool, VG_VIT_POOL_CLS, 0, 2, ALWAYS, SAME, "--pool",  "cls|mean|seq", \
+      "class token, mean of the patch tokens, or sequence pooling (CCT):\n" \
+      "the patch tokens weighted by a learned softmax over the tokens") \
     /* learned: a trained parameter (timm); sincos2d: MAE's fixed 2-D sin-cos table */ \
     X(CHOICE, vg_vit_posembed, pos_embed, VG_VIT_POS_LEARNED, 0, 1, ALWAYS, SAME, "--pos", "learned|sincos2d", \
       "position embedding: learned, or the fixed 2-D sin-cos table (MAE)") \

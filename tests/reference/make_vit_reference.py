@@ -146,6 +146,8 @@ class VisionTransformer(nn.Module):
         self.pos_embed = nn.Parameter(torch.zeros(1, n + 1, dim), requires_grad=(pos == "learned"))
         self.blocks = nn.Sequential(*[Block(dim, heads, mlp_ratio, qkv_bias) for _ in range(depth)])
         self.norm = nn.LayerNorm(dim, eps=1e-6)
+        if pool == "seq":  # CCT's SeqPool without its bias (a constant shift of every score)
+            self.seq_pool = nn.Linear(dim, 1, bias=False)
         self.head = nn.Linear(dim, classes)
         # timm's default init
         nn.init.trunc_normal_(self.pos_embed, std=0.02)
@@ -166,6 +168,10 @@ class VisionTransformer(nn.Module):
 
     def pooled(self, x):
         x = self.forward_features(x)
+        if self.pool == "seq":
+            t = x[:, 1:]
+            a = F.softmax(self.seq_pool(t), dim=1)  # (B, N, 1): a weight per patch token
+            return (a.transpose(1, 2) @ t).squeeze(1)
         return x[:, 0] if self.pool == "cls" else x[:, 1:].mean(dim=1)
 
     def forward(self, x):
@@ -208,7 +214,8 @@ def make_vit_reference(path):
     variants = {"cls": dict(pool="cls", pos="learned"), "mean": dict(pool="mean", pos="learned"),
                 "sincos": dict(pool="cls", pos="sincos2d"),
                 "overlap": dict(pool="mean", pos="sincos2d", overlap=1),
-                "stem": dict(pool="mean", pos="sincos2d", stem=(8, 16))}
+                "stem": dict(pool="mean", pos="sincos2d", stem=(8, 16)),
+                "seq": dict(pool="seq", pos="learned")}
     for vname, v in variants.items():
         torch.manual_seed(0)
         m = VisionTransformer(**cfg, **v)
@@ -223,6 +230,9 @@ def make_vit_reference(path):
                 if "backbone" in k or k == "patch_embed.proj.weight":
                     sd[k] = t.detach().clone()
                     out[k if "backbone" in k else f"{k}.{vname}"] = f32(sd[k])
+        if v["pool"] == "seq":                      # its scoring vector, scaled so the weights are far from uniform
+            sd["seq_pool.weight"] = 20 * m.seq_pool.weight.detach().clone()
+            out[f"seq_pool.weight.{vname}"] = f32(sd["seq_pool.weight"])
         m.load_state_dict(sd)
         m.zero_grad()
         logits = m(x)
