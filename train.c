@@ -68,7 +68,7 @@ static struct {
     trainer t; bool model_ready;
     vg_dataset *train, *test;
     vg_loader *loader;
-    FILE *csv;
+    FILE *csv; bool csv_tta;     /* csv_tta: metrics.csv has the tta_test_* columns */
 } run_state;
 
 /* rc 1 is an error this process may have alone (its data, its checkpoint): with several
@@ -165,21 +165,25 @@ static vg_lr_schedule make_schedule(const options *o, int64_t per_epoch) {
  * end of the run also the report. 1: a stop signal cut it short (nothing logged) */
 static int eval_and_log(const options *o, const vg_dataset *test, int64_t per_epoch, int64_t total, double wall, char *err) {
     trainer *t = &run_state.t;
-    bool ok; eval_result r = trainer_evaluate(t, test, o->eval_batch, o->loader_threads, err, &ok);
+    const bool flip = !strcmp(o->tta, "flip");
+    bool ok; eval_result r = trainer_evaluate(t, test, o->eval_batch, o->loader_threads, flip, err, &ok);
     if (!ok || r.interrupted) { free(r.confusion); return ok ? 1 : -1; }
     eval_result e = {0};
     char ema[96] = "";
     if (t->has_ema) {
-        e = model_evaluate(&t->ema_model, test, o->eval_batch, o->loader_threads, err, &ok);
+        e = model_evaluate(&t->ema_model, test, o->eval_batch, o->loader_threads, false, err, &ok);
         free(e.confusion);
         if (!ok || e.interrupted) { free(r.confusion); return ok ? 1 : -1; }
         snprintf(ema, sizeof ema, "; EMA weights: test loss %.4f, test top-1 %.2f%%", e.loss, 100 * e.acc);
     }
-    printf("step %lld (epoch %.2f): test loss %.4f, test top-1 %.2f%%%s, wall %.0f s\n", (long long)t->step,
-           (double)t->step / (double)per_epoch, r.loss, 100 * r.acc, ema, wall);
+    char tta[96] = "";
+    if (flip) snprintf(tta, sizeof tta, "; flip TTA: test loss %.4f, test top-1 %.2f%%", r.tta_loss, 100 * r.tta_acc);
+    printf("step %lld (epoch %.2f): test loss %.4f, test top-1 %.2f%%%s%s, wall %.0f s\n", (long long)t->step,
+           (double)t->step / (double)per_epoch, r.loss, 100 * r.acc, tta, ema, wall);
     fprintf(run_state.csv, "%lld,%.4f,,,,%.6f,%.4f,,%.1f,", (long long)t->step, (double)t->step / (double)per_epoch, r.loss, r.acc, wall);
     if (t->has_ema) fprintf(run_state.csv, "%.6f,%.4f", e.loss, e.acc);
     else fputc(',', run_state.csv);
+    if (run_state.csv_tta) { if (flip) fprintf(run_state.csv, ",%.6f,%.4f", r.tta_loss, r.tta_acc); else fputs(",,", run_state.csv); }
     fputc('\n', run_state.csv);
     fflush(run_state.csv);
     if (t->step == total && vg_dist_rank() == 0) {
@@ -268,7 +272,9 @@ int main(int argc, char **argv) {
     FILE *csv = run_state.csv = fopen(csv_path, t->step > 0 ? "a" : "w");
     if (!csv) { fprintf(stderr, "train: %s: %s\n", csv_path, strerror(errno)); return finish(1); }
     fseek(csv, 0, SEEK_END);
-    if (ftell(csv) == 0) fprintf(csv, "step,epoch,loss,lr,train_acc,test_loss,test_acc,images_per_s,wall_s,ema_test_loss,ema_test_acc\n");
+    if (ftell(csv) == 0) fprintf(csv, "step,epoch,loss,lr,train_acc,test_loss,test_acc,images_per_s,wall_s,ema_test_loss,ema_test_acc,tta_test_loss,tta_test_acc\n");
+    fflush(csv);
+    run_state.csv_tta = run_dir_metrics_has(csv_path, "tta_test_acc");     /* a run begun before the columns: without them */
     if (rank == 0 && run_snapshots_start(t, &o, total, unit, err)) FAIL();   /* OUT/snapshots: ./inspect report */
 
     bool tty = isatty(STDOUT_FILENO);
@@ -311,8 +317,8 @@ int main(int argc, char **argv) {
             double ips = log_images / (vg_now_s() - t_log);
             double eta = (vg_now_s() - t_log) / (double)log_n * (double)(total - t->step);
             progress(tty, t->step, total, (t->step - 1) % per_epoch + 1, per_epoch, (int)epoch, ips, log_loss / (double)log_n, lr, eta);
-            fprintf(csv, "%lld,%.4f,%.6f,%.6e,%.4f,,,%.1f,%.1f,,\n", (long long)t->step, (double)t->step / (double)per_epoch,
-                    log_loss / (double)log_n, lr, (double)log_correct / (double)log_images, ips, wall);
+            fprintf(csv, "%lld,%.4f,%.6f,%.6e,%.4f,,,%.1f,%.1f,,%s\n", (long long)t->step, (double)t->step / (double)per_epoch,
+                    log_loss / (double)log_n, lr, (double)log_correct / (double)log_images, ips, wall, run_state.csv_tta ? ",," : "");
             fflush(csv);
             log_n = 0; log_loss = 0; log_correct = 0; log_images = 0; t_log = vg_now_s();
         }

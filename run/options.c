@@ -146,6 +146,10 @@ static const flag_def flags[] = {
     {NULL, "--eval-batch", "N", F_INT, OPT(eval_batch), 1, 65536, NULL,
      "evaluation batch size (default: --batch, so evaluation needs no more\n"
      "memory than a training step)"},
+    {NULL, "--tta", "KIND", F_CHOICE, OPT(tta), 0, 0, "none|flip",
+     "test-time augmentation: flip also evaluates each image's mirror and\n"
+     "averages the two logits (airbench's); printed and logged (metrics.csv\n"
+     "tta_test_*) beside the plain figures; evaluation costs 2x (default none)"},
     {NULL, "--save-every", "N", F_I64, OPT(save_every), 0, IMAX, NULL,
      "checkpoint every N epochs (steps with --steps); 0 = only at the end\n"
      "(default: every epoch; with --steps N every ceil(N/10) steps)"},
@@ -404,7 +408,7 @@ options vg_options_parse(int argc, char **argv) {
     o.dataset = "cifar10"; o.out = "runs/last"; o.epochs = 30; o.batch = 128;
     o.lr = 1e-3; o.wd = 0.05; o.min_lr = 1e-5; o.label_smoothing = 0.1; o.clip = 1.0;
     o.warmup = -1; o.patch_drop_until = -1; o.patch_drop_until_step = -1; o.eval_every = -1; o.save_every = -1; o.log_every = 50; o.snapshots = 8;   /* -1: by run length */
-    o.mixup_prob = 1.0; o.mixup_switch_prob = 0.5; o.model_ema_decay = 0.9998; o.grad_accum_steps = 1;
+    o.mixup_prob = 1.0; o.mixup_switch_prob = 0.5; o.model_ema_decay = 0.9998; o.grad_accum_steps = 1; o.tta = "none";
     o.threads = 0; o.loader_threads = 1; o.bucket_mb = 2; o.comm_timeout = 300; o.interp_name = "bicubic"; o.aug = "auto";
     const char *bf16_gemm = getenv("VG_BF16_GEMM");
     o.amp_dtype = "bfloat16"; o.amp_kernel = bf16_gemm && *bf16_gemm ? bf16_gemm : "auto";

@@ -46,6 +46,7 @@ typedef struct {
     const char *amp_dtype;       /* --amp-dtype: bfloat16 (float16 refused) */
     const char *amp_kernel;      /* --amp-kernel: auto|amx|vdpbf16ps|rounded|fp32 (gemm/gemm.h) */
     int eval_batch;              /* 0 until parsed: then --batch unless given */
+    const char *tta;             /* --tta: none|flip (test-time augmentation at every evaluation) */
     bool overwrite, continue_run;
     int bench;
     int64_t stop_at;
@@ -140,13 +141,18 @@ int run_data_train_split(trainer *t, const options *o, vg_dataset *train, vg_dat
 /* ------------------------------------------------------------------ evaluation (run/evaluate.c) */
 /* interrupted: a stop signal (run/stop.c) ended it after a batch, on every process together: the
  * numbers cover only part of the split */
-typedef struct { double loss, acc; int64_t n; int64_t *confusion; int classes; bool interrupted; } eval_result;
+/* tta_loss, tta_acc: with flip test-time augmentation, the figures of the logits averaged over
+ * each image and its mirror (NaN without); loss, acc and the confusion matrix are the plain ones */
+typedef struct { double loss, acc, tta_loss, tta_acc; int64_t n; int64_t *confusion; int classes; bool interrupted; } eval_result;
 
 /* the model in eval mode over a whole split, each process its slice of every batch, the sums
- * taken over processes (collective); *ok false (and err set) on failure. Free .confusion. */
-eval_result trainer_evaluate(trainer *t, const vg_dataset *test, int batch, int loader_threads, char *err, bool *ok);
+ * taken over processes (collective); tta_flip: also the mirrored images (2x the forward passes);
+ * *ok false (and err set) on failure. Free .confusion. */
+eval_result trainer_evaluate(trainer *t, const vg_dataset *test, int batch, int loader_threads, bool tta_flip, char *err, bool *ok);
 /* the same for any model (e.g. the EMA weights) */
-eval_result model_evaluate(vg_vit *m, const vg_dataset *test, int batch, int loader_threads, char *err, bool *ok);
+eval_result model_evaluate(vg_vit *m, const vg_dataset *test, int batch, int loader_threads, bool tta_flip, char *err, bool *ok);
+/* x (B, C, H, W) mirrored left to right, a new arena tensor (no graph) */
+vg_tensor  *eval_hflip(vg_tensor *x);
 void        eval_report_print(const eval_result *r, const vg_dataset *d, FILE *f);
 /* --eval-only: evaluate the model on test, print the time, memory and the report; 0 or -1 and err */
 int         run_eval_only(trainer *t, const options *o, const vg_dataset *test, char *err);
@@ -159,6 +165,8 @@ int         run_eval_only(trainer *t, const options *o, const vg_dataset *test, 
 int  run_dir_prepare(options *o, bool may_write, char *err);
 /* drop metrics.csv rows of steps after `step` (logged by a process that died after its last checkpoint) */
 int  run_dir_trim_metrics(const char *out, int64_t step, char *err);
+/* whether metrics.csv at path has the column name in its header (false: no file, or no such column) */
+bool run_dir_metrics_has(const char *path, const char *column);
 /* a resumed run that is already at its last step: say so, with its final evaluation */
 void run_dir_report_finished(const char *out, int64_t step, int64_t total);
 /* append to OUT/command.txt how this process was started: UTC time, host, CPU model, processes x

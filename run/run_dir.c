@@ -116,6 +116,23 @@ int run_dir_trim_metrics(const char *out, int64_t step, char *err) {
     return 0;
 }
 
+bool run_dir_metrics_has(const char *path, const char *column) {
+    char line[4096];
+    FILE *f = fopen(path, "r");
+    if (!f) return false;
+    bool has = false;
+    if (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = 0;
+        for (char *s = line, *e; s && !has; s = e ? e + 1 : NULL) {
+            e = strchr(s, ',');
+            if (e) *e = 0;
+            has = !strcmp(s, column);
+        }
+    }
+    fclose(f);
+    return has;
+}
+
 void run_dir_report_finished(const char *out, int64_t step, int64_t total) {
     printf("%s holds a finished run (step %lld of %lld): nothing to train\n", out, (long long)step, (long long)total);
     char path[4200], line[512];

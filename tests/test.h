@@ -64,5 +64,6 @@ static inline double vg_test_max(double a, double b) { return a != a || b != b ?
     if (!(fabs(_a - _b) <= (tol))) vg_test_fail(__FILE__, __LINE__, "%s = %.9g, expected %s = %.9g (tol %g)", \
                                              #a, _a, #b, _b, (double)(tol)); } while (0)
 #define REQUIRE(cond) do { if (!(cond)) { vg_test_fail(__FILE__, __LINE__, "REQUIRE(%s)", #cond); return; } } while (0)
+#define REQUIRE_MSG(cond, ...) do { if (!(cond)) { vg_test_fail(__FILE__, __LINE__, __VA_ARGS__); return; } } while (0)
 #define VG_SKIP(why) do { vg_test_skip(why); return; } while (0)
 #endif

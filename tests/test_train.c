@@ -6,6 +6,9 @@
 #include "checkpoint/checkpoint.h"
 #include "checkpoint/model_meta.h"
 #include "optim/optim.h"
+#include "run/run.h"
+#include "data/data.h"
+#include <math.h>
 #include "vit/vit.h"
 #include <stdlib.h>
 #include <string.h>
@@ -581,6 +584,82 @@ static bool resume_matches_straight(const char *root, const char *flags, const c
     if (run(cmd, out, sizeof out)) return false;
     snprintf(b, sizeof b, "%s/%s_r/model.safetensors", root, name);
     return vg_test_same_bytes(model, b);
+}
+
+/* --tta flip: the evaluation averages the logits of each image and of its mirror. Checked against
+ * the same sum computed here from two plain forwards (the mirror made by an own loop); the plain
+ * figures stay what they are without TTA; ./train prints and logs both */
+VG_TEST(train_tta_flip_averages_the_logits_of_the_mirror) {
+    const char *root = tmp_dir();
+    REQUIRE(root);
+    char cmd[2048], out[16384], e[512], path[600], dir[400];
+    snprintf(cmd, sizeof cmd, TINY " --data %s/cifar --steps 6 --tta flip --out %s/tta", root, root);
+    int rc = run(cmd, out, sizeof out);
+    REQUIRE_MSG(rc == 0, "exit %d: %s", rc, out);
+    CHECK_MSG(strstr(out, "; flip TTA: test loss ") && strstr(out, "with flip TTA (logits of the image and its mirror averaged): test top-1 "), "%s", out);
+    snprintf(path, sizeof path, "%s/tta/metrics.csv", root);
+    char *csv = vg_test_read_file(path, NULL);
+    CHECK(csv && strstr(csv, ",tta_test_loss,tta_test_acc\n"));
+    free(csv);
+    /* in process: the figures against two plain forwards */
+    snprintf(path, sizeof path, "%s/tta/model.safetensors", root);
+    vg_st_file *f = vg_st_open(path, e, sizeof e);
+    vg_vit m;
+    REQUIRE_MSG(f && vg_vit_from_checkpoint(f, &m, path, e, sizeof e) == 0, "%s", e);
+    vg_st_close(f);
+    snprintf(dir, sizeof dir, "%s/cifar", root);
+    vg_dataset *test = vg_dataset_open("cifar10", dir, VG_SPLIT_TEST, e, sizeof e);
+    REQUIRE_MSG(test, "%s", e);
+    bool ok1 = false, ok2 = false;
+    eval_result plain = model_evaluate(&m, test, 16, 1, false, e, &ok1);
+    eval_result tta = model_evaluate(&m, test, 16, 1, true, e, &ok2);
+    CHECK_MSG(ok1 && ok2, "%s", e);
+    CHECK(isnan(plain.tta_acc) && plain.acc == tta.acc && plain.loss == tta.loss && plain.n == tta.n && plain.n > 0);
+    vg_loader_config lc = vg_loader_config_default();
+    lc.train = 0; lc.batch_size = 16; lc.image_size = m.cfg.img_size; lc.n_threads = 1;
+    vg_loader *L = vg_loader_new(test, &lc, e, sizeof e);
+    REQUIRE_MSG(L, "%s", e);
+    vg_batch b;
+    int64_t n = 0, correct = 0, differ = 0;
+    double loss = 0;
+    const int K = m.cfg.num_classes;
+    vg_no_grad_begin();
+    while (vg_loader_next(L, &b) == 1) {
+        vg_tensor *x = vg_empty(VG_DIMS(b.n, b.c, b.h, b.w)), *xm = vg_empty(VG_DIMS(b.n, b.c, b.h, b.w));
+        for (int64_t r = 0; r < (int64_t)b.n * b.c * b.h; r++)
+            for (int j = 0; j < b.w; j++) {
+                vg_data(x)[r * b.w + j] = b.x[r * b.w + j];
+                vg_data(xm)[r * b.w + j] = b.x[r * b.w + b.w - 1 - j];
+            }
+        vg_tensor *hf = eval_hflip(x);
+        for (int64_t k = 0; k < vg_numel(xm); k++) differ += vg_data(hf)[k] != vg_data(xm)[k];
+        vg_tensor *l1 = vg_contiguous(vg_vit_forward(&m, x, false, NULL)), *l2 = vg_contiguous(vg_vit_forward(&m, xm, false, NULL));
+        for (int i = 0; i < b.n; i++) {
+            double z[1024], mx = -INFINITY, se = 0;
+            int best = 0;
+            for (int c = 0; c < K && c < 1024; c++) {
+                z[c] = 0.5 * ((double)vg_data(l1)[i * K + c] + (double)vg_data(l2)[i * K + c]);
+                if (z[c] > z[best]) best = c;
+                mx = fmax(mx, z[c]);
+            }
+            for (int c = 0; c < K; c++) se += exp(z[c] - mx);
+            loss += mx + log(se) - z[b.y[i]];
+            correct += best == b.y[i];
+            n++;
+        }
+        vg_arena_reset();
+    }
+    vg_no_grad_end();
+    vg_loader_free(L);
+    CHECK_MSG(differ == 0, "eval_hflip differs from the mirror in %lld values", (long long)differ);
+    CHECK(n == tta.n);
+    CHECK_MSG(fabs(tta.tta_acc - (double)correct / (double)n) < 1e-12, "tta top-1 %.6f, by hand %.6f", tta.tta_acc, (double)correct / (double)n);
+    CHECK_MSG(fabs(tta.tta_loss - loss / (double)n) <= 1e-5 * fabs(loss / (double)n), "tta loss %.7f, by hand %.7f", tta.tta_loss, loss / (double)n);
+    CHECK_MSG(tta.tta_loss != tta.loss, "the TTA loss equals the plain loss (%.7f): the mirror was not used", tta.loss);
+    free(plain.confusion); free(tta.confusion);
+    vg_dataset_free(test);
+    vg_vit_free(&m);
+    vg_arena_reset();
 }
 
 /* --pool seq: the scoring vector is saved as seq_pool.weight (1, D), the pooling in the metadata,
