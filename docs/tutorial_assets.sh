@@ -25,6 +25,27 @@ if command -v dot >/dev/null; then
     dot -Tpng -Gdpi=45 "$T/graph.dot" -o docs/img/graph.png
     rm -rf "$T"
 else echo "tutorial_assets: no graphviz (dot): docs/img/graph.png not redrawn"; fi
+# the report's two screenshots (docs/img/report_{overview,attention}.png): the page of RUN_DIR, two
+# groups of views alone (the page's #only=… fragment), at the last snapshot; Debian's chromium
+# draws them and python3-pil trims the empty space below the last view
+if [ $# -gt 0 ] && [ -d "${1%%=*}" ] && command -v chromium >/dev/null && /usr/bin/python3 -c 'import PIL' 2>/dev/null; then
+    RUN=${1%%=*}; T=$(mktemp -d)
+    ./inspect report "$RUN" --out "$T/report.html" | tail -1
+    for v in overview:header,e2e,curves attention:attention,embeddings; do
+        chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1100,2600 \
+            --screenshot="$T/${v%%:*}.png" "file://$T/report.html#only=${v#*:}" >/dev/null 2>&1
+        /usr/bin/python3 - "$T/${v%%:*}.png" "docs/img/report_${v%%:*}.png" <<'PY'
+import sys
+from PIL import Image, ImageChops
+im = Image.open(sys.argv[1]).convert("RGB")
+bg = Image.new("RGB", im.size, im.getpixel((im.width - 1, im.height - 1)))
+box = ImageChops.difference(im, bg).getbbox()
+im.crop((0, 0, im.width, min(im.height, box[3] + 16))).save(sys.argv[2], optimize=True)
+print("wrote", sys.argv[2], im.width, "x", min(im.height, box[3] + 16))
+PY
+    done
+    rm -rf "$T"
+else echo "tutorial_assets: no run, chromium or python3-pil: docs/img/report_*.png not redrawn"; fi
 # shellcheck disable=SC2086
 build/docs_check $ARGS docs/tutorial.md README.md
 ls -l docs/img

@@ -18,7 +18,10 @@
  * The (b, h) pairs are independent: OpenMP runs over them, each writing its own slots of out
  * (forward) or of the input gradients (backward), so results do not depend on the thread count.
  * The small GEMMs (65×65×64 for ViT on CIFAR) go through vg_gemm, single-threaded inside (under
- * autocast vg_gemm_bf16: bf16 inputs, FP32 sums; softmax and its backward stay FP32). */
+ * autocast vg_gemm_bf16: bf16 inputs, FP32 sums; softmax and its backward stay FP32).
+ * LSA (vg_attention_lsa_fn): scale = exp(s) for a learned s, and the diagonal S_ii = −∞ before the
+ * softmax (A_ii then set to exactly 0); dS_ii = 0 follows from A_ii = 0, and
+ *   ds = Σ_ij dS_ij S_ij = Σ_i ⟨Q_i, dQ_i⟩   (dQ = dS K · scale), per (b, h), summed in order. */
 #include "nn.h"
 #include "gemm/gemm.h"
 #include "tensor/lanes.h"
@@ -34,16 +37,19 @@ typedef struct {
     real *attn;                  /* A (B, H, R, N): softmax weights, before dropout */
     real *mask, *dropped;        /* M and Â = A ⊙ M, or NULL without dropout */
     bool bf16;                   /* autocast at forward: the four products take bf16 inputs */
+    bool diag;                   /* LSA: query row i does not see key i (N > 1) */
+    vg_tensor *log_scale;        /* LSA: the learned log-scale (1), or NULL */
 } attn_ctx;
 
 /* ------------------------------------------------------------------ backward */
 /* dQ, dK, dV (same layout and strides as Q, K, V) of every (b, h) pair from dout (B, R, D) */
-static void attention_grads(const attn_ctx *c, const real *dout, real *dq, real *dk, real *dv) {
+static void attention_grads(const attn_ctx *c, const real *dout, real *dq, real *dk, real *dv, double *dscale) {
     const int64_t B = c->B, N = c->N, R = c->R, H = c->H, hd = c->hd, D = c->D, RN = R * N;
     const int ldq = c->ldq, ldkv = c->ldkv;
     const real alpha = (real)c->scale;
     const vg_arena_mark mark = vg_arena_get_mark();                 /* dS scratch: freed below */
     real *scratch = vg_arena_alloc(sizeof(real) * (size_t)(B * H * RN + 1));
+    double *ds_part = dscale ? vg_arena_alloc(sizeof(double) * (size_t)(B * H)) : NULL;
     #pragma omp parallel for schedule(static) if (B * H > 1 && B * H * RN * hd > 65536)
     for (int64_t bh = 0; bh < B * H; bh++) {
         const int64_t b = bh / H, h = bh % H;
@@ -69,24 +75,43 @@ static void attention_grads(const attn_ctx *c, const real *dout, real *dq, real 
         /* dQ = dS K · scale,  dK = dSᵀ Q · scale */
         vg_amp_gemm(c->bf16, 0, 0, (int)R, (int)hd, (int)N, alpha, dS, (int)N, K, ldkv, 0, dQ, ldq);
         vg_amp_gemm(c->bf16, 1, 0, (int)N, (int)hd, (int)R, alpha, dS, (int)N, Q, ldq, 0, dK, ldkv);
+        if (ds_part) {                                              /* ds = Σ_i ⟨Q_i, dQ_i⟩ */
+            double s = 0;
+            for (int64_t i = 0; i < R; i++) for (int64_t d = 0; d < hd; d++) s += (double)Q[i * ldq + d] * dQ[i * ldq + d];
+            ds_part[bh] = s;
+        }
     }
+    if (dscale) { *dscale = 0; for (int64_t bh = 0; bh < B * H; bh++) *dscale += ds_part[bh]; }
     vg_arena_release(mark);
+}
+
+/* the log-scale's gradient (LSA), into its .grad */
+static void accumulate_dscale(vg_node *n, int input, double ds) {
+    vg_tensor *g = vg_empty(VG_DIMS(1));
+    vg_data(g)[0] = (real)ds;
+    vg_accumulate_grad_owned(n->inputs[input], g);
 }
 
 static void self_attention_backward(vg_node *n, const vg_tensor *g) {
     const attn_ctx *c = n->ctx;
     vg_tensor *dqkv = vg_empty(VG_DIMS(c->B, c->N, 3 * c->D));     /* every element written once */
     real *d = vg_data(dqkv);
-    attention_grads(c, vg_data(g), d, d + c->D, d + 2 * c->D);
+    const bool ls = c->log_scale && vg_input_needs_grad(n, 1);
+    double ds = 0;
+    attention_grads(c, vg_data(g), d, d + c->D, d + 2 * c->D, ls ? &ds : NULL);
     vg_accumulate_grad_owned(n->inputs[0], dqkv);
+    if (ls) accumulate_dscale(n, 1, ds);
 }
 
 static void cross_attention_backward(vg_node *n, const vg_tensor *g) {
     const attn_ctx *c = n->ctx;
     vg_tensor *dq = vg_empty(VG_DIMS(c->B, c->R, c->D)), *dkv = vg_empty(VG_DIMS(c->B, c->N, 2 * c->D));
-    attention_grads(c, vg_data(g), vg_data(dq), vg_data(dkv), vg_data(dkv) + c->D);
+    const bool ls = c->log_scale && vg_input_needs_grad(n, 2);
+    double ds = 0;
+    attention_grads(c, vg_data(g), vg_data(dq), vg_data(dkv), vg_data(dkv) + c->D, ls ? &ds : NULL);
     if (vg_input_needs_grad(n, 0)) vg_accumulate_grad_owned(n->inputs[0], dq);
     if (vg_input_needs_grad(n, 1)) vg_accumulate_grad_owned(n->inputs[1], dkv);
+    if (ls) accumulate_dscale(n, 2, ds);
 }
 
 /* ------------------------------------------------------------------ forward */
@@ -113,7 +138,9 @@ static vg_tensor *attention_forward(attn_ctx *c, double attn_drop, bool train, v
         real *A = c->attn + bh * RN, *Ahat = A;
         /* S = Q Kᵀ · scale, A = softmax(S) */
         vg_amp_gemm(c->bf16, 0, 1, (int)R, (int)N, (int)hd, alpha, Q, ldq, K, ldkv, 0, A, (int)N);
+        if (c->diag) for (int64_t i = 0; i < R; i++) A[i * N + i] = -INFINITY;    /* LSA: not itself */
         rows->softmax_rows(A, R, N);   /* simd/softmax.h */
+        if (c->diag) for (int64_t i = 0; i < R; i++) A[i * N + i] = 0;            /* exactly (e^x clamps at −87) */
         if (drop) {
             const real *M = c->mask + bh * RN;
             Ahat = c->dropped + bh * RN;
@@ -144,8 +171,26 @@ static attn_ctx *new_ctx(int64_t B, int64_t N, int64_t R, int64_t D, int heads) 
     return c;
 }
 
+/* LSA's arguments, checked; sets c's scale and mask */
+static bool lsa_setup(attn_ctx *c, vg_tensor *log_scale, bool diag_mask) {
+    if (log_scale) {
+        if (vg_numel(log_scale) != 1) { vg_set_error("attention: the LSA log-scale must have one element (got %lld)", (long long)vg_numel(log_scale)); return false; }
+        const double s = (double)vg_data(vg_contiguous_raw(log_scale))[0];
+        if (!(fabs(s) < 80)) { vg_set_error("attention: the LSA log-scale %g is not a finite number in (-80, 80)", s); return false; }
+        c->scale = exp(s);
+        c->log_scale = log_scale;
+    }
+    c->diag = diag_mask && c->N > 1;
+    return true;
+}
+
 vg_tensor *vg_attention_fn(vg_tensor *qkv, int heads, double attn_drop, bool train, vg_rng *rng,
                            vg_tensor **attn_out) {
+    return vg_attention_lsa_fn(qkv, NULL, false, heads, attn_drop, train, rng, attn_out);
+}
+
+vg_tensor *vg_attention_lsa_fn(vg_tensor *qkv, vg_tensor *log_scale, bool diag_mask, int heads, double attn_drop,
+                               bool train, vg_rng *rng, vg_tensor **attn_out) {
     if (attn_out) *attn_out = NULL;
     if (!qkv) return NULL;
     char s[96], what[112]; vg_shape_str(qkv, s, sizeof s);
@@ -154,12 +199,15 @@ vg_tensor *vg_attention_fn(vg_tensor *qkv, int heads, double attn_drop, bool tra
     const int64_t B = qkv->shape[0], N = qkv->shape[1], D = qkv->shape[2] / 3;
     if (!check_heads_and_drop(D, heads, attn_drop, train, rng, what)) return NULL;
     attn_ctx *c = new_ctx(B, N, N, D, heads);
+    if (!lsa_setup(c, log_scale, diag_mask)) return NULL;
     vg_tensor *qc = vg_contiguous_raw(qkv);
     c->q = vg_data(qc); c->k = c->q + D; c->v = c->q + 2 * D;
     c->ldq = c->ldkv = (int)(3 * D);
     vg_tensor *attn, *out = attention_forward(c, attn_drop, train, rng, &attn);
-    if (vg_needs_grad(1, &qkv)) {
-        vg_node *n = vg_record(out, "attention", self_attention_backward, 1, &qkv);
+    vg_tensor *inputs[2] = {qkv, log_scale};
+    const int ni = log_scale ? 2 : 1;
+    if (vg_needs_grad(ni, inputs)) {
+        vg_node *n = vg_record(out, "attention", self_attention_backward, ni, inputs);
         n->saved[0] = qc; n->saved[1] = attn;
         n->ctx = c;
     }
@@ -169,6 +217,11 @@ vg_tensor *vg_attention_fn(vg_tensor *qkv, int heads, double attn_drop, bool tra
 
 vg_tensor *vg_attention_cross_fn(vg_tensor *q, vg_tensor *kv, int heads, double attn_drop, bool train,
                                  vg_rng *rng, vg_tensor **attn_out) {
+    return vg_attention_cross_lsa_fn(q, kv, NULL, false, heads, attn_drop, train, rng, attn_out);
+}
+
+vg_tensor *vg_attention_cross_lsa_fn(vg_tensor *q, vg_tensor *kv, vg_tensor *log_scale, bool diag_mask, int heads,
+                                     double attn_drop, bool train, vg_rng *rng, vg_tensor **attn_out) {
     if (attn_out) *attn_out = NULL;
     if (!q || !kv) return NULL;
     char sq[96], skv[96], what[224]; vg_shape_str(q, sq, sizeof sq); vg_shape_str(kv, skv, sizeof skv);
@@ -180,13 +233,16 @@ vg_tensor *vg_attention_cross_fn(vg_tensor *q, vg_tensor *kv, int heads, double 
     const int64_t B = q->shape[0], R = q->shape[1], N = kv->shape[1], D = q->shape[2];
     if (!check_heads_and_drop(D, heads, attn_drop, train, rng, what)) return NULL;
     attn_ctx *c = new_ctx(B, N, R, D, heads);
+    if (!lsa_setup(c, log_scale, diag_mask)) return NULL;
+    if (c->diag && R > N) { vg_set_error("attention: the diagonal mask needs the %lld queries among the %lld tokens", (long long)R, (long long)N); return NULL; }
     vg_tensor *qc = vg_contiguous_raw(q), *kvc = vg_contiguous_raw(kv);
     c->q = vg_data(qc); c->k = vg_data(kvc); c->v = c->k + D;
     c->ldq = (int)D; c->ldkv = (int)(2 * D);
     vg_tensor *attn, *out = attention_forward(c, attn_drop, train, rng, &attn);
-    vg_tensor *inputs[2] = {q, kv};
-    if (vg_needs_grad(2, inputs)) {
-        vg_node *n = vg_record(out, "attention", cross_attention_backward, 2, inputs);
+    vg_tensor *inputs[3] = {q, kv, log_scale};
+    const int ni = log_scale ? 3 : 2;
+    if (vg_needs_grad(ni, inputs)) {
+        vg_node *n = vg_record(out, "attention", cross_attention_backward, ni, inputs);
         n->saved[0] = qc; n->saved[1] = kvc; n->saved[2] = attn;
         n->ctx = c;
     }
@@ -218,10 +274,10 @@ vg_tensor *vg_mhsa_forward(vg_mhsa *m, vg_tensor *x, int64_t rows, bool train, v
         vg_tensor *q = vg_linear_fn(vg_narrow(x, 1, 0, rows), vg_narrow(w, 0, 0, D),
                                     b ? vg_narrow(b, 0, 0, D) : NULL);                    /* (B, rows, D) */
         vg_tensor *kv = vg_linear_fn(x, vg_narrow(w, 0, D, 2 * D), b ? vg_narrow(b, 0, D, 2 * D) : NULL); /* (B, T, 2D) */
-        a = vg_attention_cross_fn(q, kv, m->heads, m->attn_drop, train, rng, attn_out);   /* (B, rows, D) */
+        a = vg_attention_cross_lsa_fn(q, kv, m->log_scale, m->diag_mask, m->heads, m->attn_drop, train, rng, attn_out); /* (B, rows, D) */
     } else {
         vg_tensor *qkv = vg_linear_forward(&m->qkv, x);                                   /* (B, T, 3D) */
-        a = vg_attention_fn(qkv, m->heads, m->attn_drop, train, rng, attn_out);           /* (B, T, D) */
+        a = vg_attention_lsa_fn(qkv, m->log_scale, m->diag_mask, m->heads, m->attn_drop, train, rng, attn_out); /* (B, T, D) */
     }
     vg_tensor *y = vg_linear_forward(&m->proj, a);
     return vg_dropout_fn(y, m->proj_drop, train, rng);

@@ -60,6 +60,15 @@ vg_tensor *vg_attention_fn(vg_tensor *qkv, int heads, double attn_drop, bool tra
  * (B, heads, R, N). A ViT's last block uses it for the class token's query alone. */
 vg_tensor *vg_attention_cross_fn(vg_tensor *q, vg_tensor *kv, int heads, double attn_drop, bool train,
                                  vg_rng *rng, vg_tensor **attn_out);
+/* Locality self-attention (Lee et al. 2021, "Vision Transformer for Small-Size Datasets"): the same
+ * two cores with (a) a learned temperature: the scores are Q Kᵀ · exp(s) for a learned log-scale s
+ * (log_scale, shape (1); NULL: the fixed 1/√head_dim), and (b) diag_mask: each query row i ignores
+ * key i, its own token (weight exactly 0; rows with a single key are left unmasked). The cross form's
+ * R queries are tokens 0..R−1 of the same sequence (a ViT's last block). ds = Σ_i ⟨Q_i, dQ_i⟩. */
+vg_tensor *vg_attention_lsa_fn(vg_tensor *qkv, vg_tensor *log_scale, bool diag_mask, int heads, double attn_drop,
+                               bool train, vg_rng *rng, vg_tensor **attn_out);
+vg_tensor *vg_attention_cross_lsa_fn(vg_tensor *q, vg_tensor *kv, vg_tensor *log_scale, bool diag_mask, int heads,
+                                     double attn_drop, bool train, vg_rng *rng, vg_tensor **attn_out);
 /* mean over the batch of −Σ_c q_c log softmax(logits)_c, q = (1−ε)·onehot + ε/C.
  * logits (B, C), labels[B] in [0, C). Returns a scalar; error if a label is out of range. */
 vg_tensor *vg_cross_entropy_fn(vg_tensor *logits, const int32_t *labels, double label_smoothing);
@@ -157,7 +166,11 @@ void       vg_layernorm_free(vg_layernorm *m);
 
 /* timm's Attention: qkv Linear (3D, D) + attention core (dropout attn_drop on its weights) + proj
  * Linear (D, D) + dropout proj_drop */
-typedef struct { vg_linear qkv, proj; int heads; double attn_drop, proj_drop; } vg_mhsa;
+typedef struct {
+    vg_linear qkv, proj; int heads; double attn_drop, proj_drop;
+    vg_tensor *log_scale;   /* LSA's learned log-temperature (1), or NULL: scale 1/√head_dim */
+    bool diag_mask;         /* LSA's diagonal mask: no token attends to itself */
+} vg_mhsa;
 void       vg_mhsa_init(vg_mhsa *m, int dim, int heads, bool qkv_bias, double attn_drop, double proj_drop, vg_rng *rng);
 void       vg_mhsa_params(vg_mhsa *m, vg_params *p, const char *prefix);        /* prefix.qkv.*, prefix.proj.* */
 /* x (B, T, D) → (B, T, D); with rows > 0 only the first `rows` tokens' outputs (B, rows, D): every

@@ -681,6 +681,31 @@ VG_TEST(train_seq_pool_is_saved_and_resumes_bit_exact) {
     vg_st_close(f);
 }
 
+/* --lsa 1: each block's learned log-scale is saved as blocks.{i}.attn.scale (1), the option in the
+ * metadata (model.lsa), and a run resumes bit for bit, here under --amp (the log-scale's gradient
+ * comes from the attention's backward, in FP32 either way) */
+VG_TEST(train_lsa_is_saved_and_resumes_bit_exact) {
+    const char *root = tmp_dir();
+    REQUIRE(root);
+    char a[512], e[512];
+    CHECK_MSG(resume_matches_straight(root, "--lsa 1 --amp", "lsa", 8, 5, a, sizeof a),
+              "final weights after resume differ from the uninterrupted run (or a run failed)");
+    vg_st_file *f = vg_st_open(a, e, sizeof e);
+    if (!f) { vg_test_fail(__FILE__, __LINE__, "%s", e); return; }
+    const char *lsa = vg_st_meta(f, "model.lsa");
+    CHECK_MSG(lsa && !strcmp(lsa, "1"), "model.lsa = %s", lsa ? lsa : "(none)");
+    const vg_st_tensor *s = vg_st_find(f, "blocks.0.attn.scale");
+    CHECK(s && s->ndim == 1 && s->shape[0] == 1);
+    vg_vit_config c = vg_vit_config_default();
+    CHECK(vg_vit_config_from_meta(f, &c, a, e, sizeof e) == 0 && c.lsa);
+    /* trained: the log-scale moved off its start, log(8^-1/2) (dim 16, 2 heads) */
+    vg_vit m;
+    REQUIRE_MSG(vg_vit_from_checkpoint(f, &m, a, e, sizeof e) == 0, "%s", e);
+    CHECK(fabs(vg_data(m.blocks[0].attn.log_scale)[0] + 0.5 * log(8.0)) > 1e-6);
+    vg_vit_free(&m);
+    vg_st_close(f);
+}
+
 /* --conv-stem: the stem's layers are saved under patch_embed.backbone.{i}.conv, its shape in the
  * metadata, and a run resumes from it bit for bit; a damaged stem entry is named with its file */
 VG_TEST(train_conv_stem_is_saved_and_resumes_bit_exact) {

@@ -265,14 +265,14 @@ static double compare(const char *what, vg_tensor *got, const vg_st_file *f, con
 }
 
 static void parity_variant_stem(const char *variant, vg_vit_pool pool, vg_vit_posembed pos, int overlap,
-                                const char *stem) {
+                                const char *stem, bool lsa) {
     char err[256];
     vg_st_file *f = vg_st_open(VIT_REF, err, sizeof err);
     if (!f) { vg_test_skip(err); return; }
     vg_vit_config cfg = vg_vit_config_default();
     cfg.img_size = 16; cfg.patch_size = 4; cfg.in_chans = 3; cfg.num_classes = 10;
     cfg.embed_dim = 32; cfg.depth = 2; cfg.num_heads = 2; cfg.pool = pool; cfg.pos_embed = pos;
-    cfg.patch_overlap = overlap;
+    cfg.patch_overlap = overlap; cfg.lsa = lsa;
     if (stem && !vg_vit_parse_stem(stem, &cfg)) vg_test_fail(__FILE__, __LINE__, "stem: %s", vg_error());
     vg_rng rng = vg_rng_seed(0);
     vg_vit m;
@@ -288,6 +288,7 @@ static void parity_variant_stem(const char *variant, vg_vit_pool pool, vg_vit_po
         snprintf(okey, sizeof okey, "%s.%s", key, variant);
         if ((overlap || stem) && !strcmp(key, "patch_embed.proj.weight")) key = okey;
         if (!strcmp(key, "seq_pool.weight")) key = okey;                 /* the variant's own scoring vector */
+        if (strstr(key, "attn.scale")) key = okey;                         /* LSA: each block's log-scale */
         if (!load_tensor(f, key, st.items[i].tensor, err, sizeof err)) vg_test_fail(__FILE__, __LINE__, "%s", err);
     }
     double worst = 0;
@@ -342,11 +343,14 @@ static void parity_variant_stem(const char *variant, vg_vit_pool pool, vg_vit_po
 }
 
 static void parity_variant(const char *variant, vg_vit_pool pool, vg_vit_posembed pos, int overlap) {
-    parity_variant_stem(variant, pool, pos, overlap, NULL);
+    parity_variant_stem(variant, pool, pos, overlap, NULL, false);
 }
 
 VG_TEST(vit_pytorch_parity_cls) { parity_variant("cls", VG_VIT_POOL_CLS, VG_VIT_POS_LEARNED, 0); }
 VG_TEST(vit_pytorch_parity_mean) { parity_variant("mean", VG_VIT_POOL_MEAN, VG_VIT_POS_LEARNED, 0); }
+/* locality self-attention: a learned log-scale per block (moved off its start) and no token
+ * attending to itself; CLS pooling, so block 1 takes the class-token-only (cross) path */
+VG_TEST(vit_pytorch_parity_lsa) { parity_variant_stem("lsa", VG_VIT_POOL_CLS, VG_VIT_POS_LEARNED, 0, NULL, true); }
 /* sequence pooling (CCT's SeqPool without its bias): softmax over the patch tokens of x·w */
 VG_TEST(vit_pytorch_parity_seq_pool) { parity_variant("seq", VG_VIT_POOL_SEQ, VG_VIT_POS_LEARNED, 0); }
 VG_TEST(vit_pytorch_parity_sincos) { parity_variant("sincos", VG_VIT_POOL_CLS, VG_VIT_POS_SINCOS2D, 0); }
@@ -354,7 +358,7 @@ VG_TEST(vit_pytorch_parity_sincos) { parity_variant("sincos", VG_VIT_POOL_CLS, V
 VG_TEST(vit_pytorch_parity_overlap) { parity_variant("overlap", VG_VIT_POOL_MEAN, VG_VIT_POS_SINCOS2D, 1); }
 /* the conv stem: two [Conv2d(3x3, stride 2, padding 1), ReLU] (8, 16 channels), then a 1x1 patch conv */
 VG_TEST(vit_pytorch_parity_conv_stem) {
-    parity_variant_stem("stem", VG_VIT_POOL_MEAN, VG_VIT_POS_SINCOS2D, 0, "8,16");
+    parity_variant_stem("stem", VG_VIT_POOL_MEAN, VG_VIT_POS_SINCOS2D, 0, "8,16", false);
 }
 
 /* ------------------------------------------------------------------ position embeddings */

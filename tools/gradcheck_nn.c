@@ -73,6 +73,20 @@ static vg_tensor *f_attention_cross(vg_tensor *const *in, void *ctx) {
 }
 GC_REGISTER(atx_a, {"attention", "cross, 1 query, 2 heads", f_attention_cross, &at2, 2, {GC_IN(2, 1, 8), GC_IN(2, 5, 16)}})
 GC_REGISTER(atx_b, {"attention", "cross, 3 queries, drop .3", f_attention_cross, &at2d, 2, {GC_IN(2, 3, 8), GC_IN(2, 5, 16)}})
+/* LSA: the learned log-scale (1) is an input too; every row masks the diagonal */
+static vg_tensor *f_attention_lsa(vg_tensor *const *in, void *ctx) {
+    const at_ctx *c = ctx;
+    vg_rng rng = vg_rng_seed(11);
+    return vg_attention_lsa_fn(in[0], in[1], true, c->heads, c->drop, true, &rng, NULL);
+}
+static vg_tensor *f_attention_cross_lsa(vg_tensor *const *in, void *ctx) {
+    const at_ctx *c = ctx;
+    vg_rng rng = vg_rng_seed(11);
+    return vg_attention_cross_lsa_fn(in[0], in[1], in[2], true, c->heads, c->drop, true, &rng, NULL);
+}
+GC_REGISTER(atl_a, {"attention", "LSA, 2 heads", f_attention_lsa, &at2, 2, {GC_IN(2, 5, 24), GC_IN(1)}})
+GC_REGISTER(atl_b, {"attention", "LSA, 2 heads, attn_drop 0.3", f_attention_lsa, &at2d, 2, {GC_IN(2, 5, 24), GC_IN(1)}})
+GC_REGISTER(atl_c, {"attention", "LSA, cross, 3 queries", f_attention_cross_lsa, &at2, 3, {GC_IN(2, 3, 8), GC_IN(2, 5, 16), GC_IN(1)}})
 
 /* ---- mhsa module: x, qkv.weight, qkv.bias, proj.weight, proj.bias are all inputs */
 static vg_tensor *f_mhsa(vg_tensor *const *in, void *ctx) {

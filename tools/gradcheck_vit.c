@@ -36,6 +36,7 @@ typedef struct {
     bool no_cls; int reg; bool no_embed_class, fc_norm; double init_values; bool no_head;   /* layout */
     int overlap;                            /* patch_overlap: kernel P + 2·overlap */
     int stem[2];                            /* conv_stem channels (0: none) */
+    bool lsa;                               /* locality self-attention */
     vg_vit model;
     bool ready;
     int n;                                  /* trainable slots */
@@ -55,6 +56,7 @@ static void vit_prepare(vg_tensor **inputs, void *vctx) {
     cfg.class_token = !c->no_cls; cfg.reg_tokens = c->reg; cfg.no_embed_class = c->no_embed_class;
     cfg.fc_norm = c->fc_norm; cfg.init_values = c->init_values; cfg.patch_overlap = c->overlap;
     cfg.conv_stem[0] = c->stem[0]; cfg.conv_stem[1] = c->stem[1];
+    cfg.lsa = c->lsa;
     if (c->no_head) cfg.num_classes = 0;
     vg_rng rng = vg_rng_seed(7);
     if (!vg_vit_init(&c->model, &cfg, &rng)) return;
@@ -113,6 +115,16 @@ VIT_CASE(vit_cls_patch_drop, "cls, patch_drop 0.25", ctx_cls_patch_drop, 1)
                      vit_prepare})
 VIT_SEQ_CASE(vit_seq_learned, "seq pooling, learned pos", ctx_seq_learned, 1)
 VIT_SEQ_CASE(vit_seq_patch_drop, "seq pooling, sincos2d, patch_drop 0.5", ctx_seq_patch_drop, 0)
+/* locality self-attention: + blocks.{i}.attn.scale (1) per block; the CLS row takes the last block's
+ * cross-attention path (mask (0, 0)), mean pooling the self-attention one, with patch dropout too */
+static vit_gc ctx_lsa_cls = {VG_VIT_POOL_CLS, VG_VIT_POS_LEARNED, .lsa = true};
+static vit_gc ctx_lsa_mean_patch_drop = {VG_VIT_POOL_MEAN, VG_VIT_POS_SINCOS2D, 0, 0.5, .lsa = true};
+#define VIT_LSA_CASE(ID, VARIANT, CTX, LEARNED)                                                          \
+    GC_REGISTER(ID, {"vit", VARIANT, f_vit, &CTX, 2,                                                     \
+                     {GC_IN(GC_B, GC_C, GC_IMG, GC_IMG), GC_IN_RANGE(-0.5, 0.5, GC_VIT_NPARAMS(LEARNED) + GC_DEPTH)}, \
+                     vit_prepare})
+VIT_LSA_CASE(vit_lsa_cls, "LSA, cls, learned pos", ctx_lsa_cls, 1)
+VIT_LSA_CASE(vit_lsa_mean_patch_drop, "LSA, mean, sincos, patch_drop 0.5", ctx_lsa_mean_patch_drop, 0)
 
 /* timm's layouts: fields after patch_drop are no_cls, reg, no_embed_class, fc_norm, init_values, no_head */
 static vit_gc ctx_reg_noembed_cls = {VG_VIT_POOL_CLS, VG_VIT_POS_LEARNED, 0, 0, false, 2, true};     /* DINOv2-like */

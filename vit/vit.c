@@ -170,6 +170,7 @@ static void each_tensor(vg_vit *m, const vg_vit_config *c, decl_fn fn, void *ctx
         #define B(field) (m && m->blocks ? &m->blocks[i].field : NULL)
         DECL(B(norm1.weight), false, true, "blocks.%d.norm1.weight", i, D);
         DECL(B(norm1.bias), false, true, "blocks.%d.norm1.bias", i, D);
+        if (c->lsa) DECL(B(attn.log_scale), false, true, "blocks.%d.attn.scale", i, 1);
         DECL(B(attn.qkv.weight), true, true, "blocks.%d.attn.qkv.weight", i, 3 * D, D);
         if (c->qkv_bias) DECL(B(attn.qkv.bias), false, true, "blocks.%d.attn.qkv.bias", i, 3 * D);
         DECL(B(attn.proj.weight), true, true, "blocks.%d.attn.proj.weight", i, D, D);
@@ -282,6 +283,7 @@ bool vg_vit_init(vg_vit *m, const vg_vit_config *cfg, vg_rng *rng) {
         vg_vit_block *b = &m->blocks[i];
         b->norm1.eps = b->norm2.eps = cfg->norm_eps;
         b->attn.heads = cfg->num_heads; b->attn.attn_drop = cfg->attn_drop_rate; b->attn.proj_drop = cfg->drop_rate;
+        b->attn.diag_mask = cfg->lsa;
     }
 
     /* the draws, in this order (a seed's weights depend on it) */
@@ -313,6 +315,7 @@ bool vg_vit_init(vg_vit *m, const vg_vit_config *cfg, vg_rng *rng) {
         vg_init_constant(b->norm1.weight, 1.0);
         vg_init_constant(b->norm2.weight, 1.0);
         vg_init_constant(b->ls1, cfg->init_values);          /* timm's LayerScale: init_values · 1 */
+        vg_init_constant(b->attn.log_scale, -0.5 * log((double)(cfg->embed_dim / cfg->num_heads)));   /* LSA: hd^-1/2 */
         vg_init_constant(b->ls2, cfg->init_values);
     }
     vg_init_constant(cfg->fc_norm ? m->fc_norm.weight : m->norm.weight, 1.0);

@@ -111,6 +111,11 @@
      * residual branch; 0: none */ \
     X(REAL,   double, init_values,    0.0,  0, 1e6,       ALWAYS, ON("LayerScale"), "--layer-scale", "X", \
       "LayerScale (CaiT; timm's init_values): each residual branch is\n" \
-      "scaled per channel by a learned gamma that starts at X; 0 = off")
+      "scaled per channel by a learned gamma that starts at X; 0 = off") \
+    /* locality self-attention (Lee et al. 2021): per block a learned log-temperature
+     * blocks.{i}.attn.scale (1), starting at log(head_dim^-1/2), and no token attends to itself */ \
+    X(BOOL,   bool,   lsa,            false, 0, 1,        IF_SET, SAME, "--lsa",     "0|1", \
+      "locality self-attention (Lee et al. 2021): a learned temperature\n" \
+      "per attention layer and no token attending to itself; 1 = on")
 
 #endif

@@ -92,10 +92,13 @@ class PatchEmbed(nn.Module):
 
 
 class Attention(nn.Module):
-    def __init__(self, dim, heads, qkv_bias):
+    def __init__(self, dim, heads, qkv_bias, lsa=False):
         super().__init__()
-        self.heads, self.head_dim = heads, dim // heads
-        self.scale = self.head_dim ** -0.5
+        self.heads, self.head_dim, self.lsa = heads, dim // heads, lsa
+        if lsa:  # locality self-attention (Lee et al. 2021): a learned log-temperature, diagonal masked
+            self.scale = nn.Parameter(torch.log(torch.tensor(self.head_dim ** -0.5)))
+        else:
+            self.scale = self.head_dim ** -0.5
         self.qkv = nn.Linear(dim, dim * 3, bias=qkv_bias)
         self.proj = nn.Linear(dim, dim)
 
@@ -103,7 +106,12 @@ class Attention(nn.Module):
         B, N, C = x.shape
         qkv = self.qkv(x).reshape(B, N, 3, self.heads, self.head_dim).permute(2, 0, 3, 1, 4)
         q, k, v = qkv.unbind(0)
-        attn = ((q * self.scale) @ k.transpose(-2, -1)).softmax(dim=-1)
+        if self.lsa:
+            dots = (q @ k.transpose(-2, -1)) * self.scale.exp()
+            dots = dots.masked_fill(torch.eye(N, dtype=torch.bool), float("-inf"))
+            attn = dots.softmax(dim=-1)
+        else:
+            attn = ((q * self.scale) @ k.transpose(-2, -1)).softmax(dim=-1)
         x = (attn @ v).transpose(1, 2).reshape(B, N, C)
         return self.proj(x)
 
@@ -120,10 +128,10 @@ class Mlp(nn.Module):
 
 
 class Block(nn.Module):
-    def __init__(self, dim, heads, mlp_ratio, qkv_bias):
+    def __init__(self, dim, heads, mlp_ratio, qkv_bias, lsa=False):
         super().__init__()
         self.norm1 = nn.LayerNorm(dim, eps=1e-6)
-        self.attn = Attention(dim, heads, qkv_bias)
+        self.attn = Attention(dim, heads, qkv_bias, lsa)
         self.norm2 = nn.LayerNorm(dim, eps=1e-6)
         self.mlp = Mlp(dim, int(dim * mlp_ratio))
 
@@ -137,14 +145,14 @@ class VisionTransformer(nn.Module):
     fc_norm=False: the final norm before pooling)."""
 
     def __init__(self, img=16, patch=4, chans=3, classes=10, dim=32, depth=2, heads=2, mlp_ratio=4.0,
-                 qkv_bias=True, pool="cls", pos="learned", overlap=0, stem=()):
+                 qkv_bias=True, pool="cls", pos="learned", overlap=0, stem=(), lsa=False):
         super().__init__()
         self.pool = pool
         self.patch_embed = PatchEmbed(img, patch, chans, dim, overlap, stem)
         n = (img // patch) ** 2
         self.cls_token = nn.Parameter(torch.zeros(1, 1, dim))
         self.pos_embed = nn.Parameter(torch.zeros(1, n + 1, dim), requires_grad=(pos == "learned"))
-        self.blocks = nn.Sequential(*[Block(dim, heads, mlp_ratio, qkv_bias) for _ in range(depth)])
+        self.blocks = nn.Sequential(*[Block(dim, heads, mlp_ratio, qkv_bias, lsa) for _ in range(depth)])
         self.norm = nn.LayerNorm(dim, eps=1e-6)
         if pool == "seq":  # CCT's SeqPool without its bias (a constant shift of every score)
             self.seq_pool = nn.Linear(dim, 1, bias=False)
@@ -215,7 +223,8 @@ def make_vit_reference(path):
                 "sincos": dict(pool="cls", pos="sincos2d"),
                 "overlap": dict(pool="mean", pos="sincos2d", overlap=1),
                 "stem": dict(pool="mean", pos="sincos2d", stem=(8, 16)),
-                "seq": dict(pool="seq", pos="learned")}
+                "seq": dict(pool="seq", pos="learned"),
+                "lsa": dict(pool="cls", pos="learned", lsa=True)}
     for vname, v in variants.items():
         torch.manual_seed(0)
         m = VisionTransformer(**cfg, **v)
@@ -233,6 +242,11 @@ def make_vit_reference(path):
         if v["pool"] == "seq":                      # its scoring vector, scaled so the weights are far from uniform
             sd["seq_pool.weight"] = 20 * m.seq_pool.weight.detach().clone()
             out[f"seq_pool.weight.{vname}"] = f32(sd["seq_pool.weight"])
+        if v.get("lsa"):                            # each block's log-scale, moved off its start
+            for k, t in m.state_dict().items():
+                if k.endswith("attn.scale"):
+                    sd[k] = t.detach().clone() + 0.3 * torch.randn(())
+                    out[f"{k}.{vname}"] = f32(sd[k].reshape(1))
         m.load_state_dict(sd)
         m.zero_grad()
         logits = m(x)
