@@ -25,14 +25,17 @@ if command -v dot >/dev/null; then
     dot -Tpng -Gdpi=45 "$T/graph.dot" -o docs/img/graph.png
     rm -rf "$T"
 else echo "tutorial_assets: no graphviz (dot): docs/img/graph.png not redrawn"; fi
-# the report's two screenshots (docs/img/report_{overview,attention}.png): the page of RUN_DIR, two
-# groups of views alone (the page's #only=… fragment), at the last snapshot; Debian's chromium
-# draws them and python3-pil trims the empty space below the last view
+# the report's screenshots (docs/img/report_*.png): the page of RUN_DIR, groups of views alone
+# (the page's #only=… fragment), at the last snapshot or (&snap=1) the second; Debian's chromium
+# draws them and python3-pil trims the empty space below the last view. A RUN_DIR …/runs/NAME is
+# reported from the folder above runs/, so the page names it runs/NAME, as the tutorial does.
 if [ $# -gt 0 ] && [ -d "${1%%=*}" ] && command -v chromium >/dev/null && /usr/bin/python3 -c 'import PIL' 2>/dev/null; then
-    RUN=${1%%=*}; T=$(mktemp -d)
-    ./inspect report "$RUN" --out "$T/report.html" | tail -1
-    for v in overview:header,e2e,curves attention:attention,embeddings; do
-        chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1100,2600 \
+    RUN=${1%%=*}; T=$(mktemp -d); HERE=$(pwd)
+    case "$RUN" in */runs/*) (cd "${RUN%/runs/*}" && "$HERE/inspect" report "runs/${RUN##*/runs/}" --out "$T/report.html" | tail -1) ;;
+                   *) ./inspect report "$RUN" --out "$T/report.html" | tail -1 ;; esac
+    for v in "overview:header,e2e,curves" "attention:attention,embeddings" "attention_early:attention&snap=1" \
+             "predictions:predictions,health,pca"; do
+        chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,2600 \
             --screenshot="$T/${v%%:*}.png" "file://$T/report.html#only=${v#*:}" >/dev/null 2>&1
         /usr/bin/python3 - "$T/${v%%:*}.png" "docs/img/report_${v%%:*}.png" <<'PY'
 import sys

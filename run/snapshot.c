@@ -82,7 +82,8 @@ static int write_weights(run_snapshots *s, trainer *t, char *err) {
     snprintf(path, sizeof path, "%s/step-%08lld.safetensors", s->dir, (long long)t->step);
     vg_st_writer *w = vg_st_writer_new();
     int rc = !w || vg_params_to_writer(&t->state_dict, w, err, ERRLEN) ||
-             vg_vit_config_to_meta(&t->model.cfg, w, err, ERRLEN) || vg_st_writer_meta(w, "format", "pt", err, ERRLEN);
+             vg_vit_config_to_meta(&t->model.cfg, w, err, ERRLEN) || vg_data_meta_write(&t->data, w, err, ERRLEN) ||
+             vg_st_writer_meta(w, "format", "pt", err, ERRLEN);
     snprintf(v, sizeof v, "%lld", (long long)t->step);
     rc = rc || vg_st_writer_meta(w, "snapshot.step", v, err, ERRLEN) || vg_st_write(w, path, err, ERRLEN);
     vg_st_writer_free(w);

@@ -111,6 +111,11 @@ VG_TEST(report_snapshots_are_written_and_change_no_weight) {
     CHECK_MSG(fm && fs, "%s", e);
     if (fm && fs) {
         CHECK(vg_st_meta(fs, "snapshot.step") && !strcmp(vg_st_meta(fs, "snapshot.step"), "30"));
+        /* the model file's data metadata too: ./inspect and ./predict name the classes of a snapshot */
+        const char *keys[] = {"data.class_names", "data.mean", "data.std", "data.dataset"};
+        for (int k = 0; k < 4; k++)
+            CHECK_MSG(vg_st_meta(fm, keys[k]) && vg_st_meta(fs, keys[k]) && !strcmp(vg_st_meta(fm, keys[k]), vg_st_meta(fs, keys[k])),
+                      "%s: model %s, snapshot %s", keys[k], vg_st_meta(fm, keys[k]) ? "set" : "missing", vg_st_meta(fs, keys[k]) ? "set" : "missing");
         const vg_st_tensor *tm = vg_st_find(fm, "head.weight"), *ts = vg_st_find(fs, "head.weight");
         float vm[160], vs[160];
         CHECK(tm && ts && tm->numel == 160 && ts->numel == 160);

@@ -218,6 +218,9 @@ int inspect_attention_main(int argc, char **argv) {
     vg_no_grad_end();
     vg_arena_reset();
     char pred_name[128];
+    /* a file without its training data's name (a snapshot written before they carried it): the
+     * image's dataset names the classes when it has the model's class count */
+    if (!mm.dataset[0] && o.dataset) snprintf(mm.dataset, sizeof mm.dataset, "%s", o.dataset);
     class_name(&mm, o.ckpt ? mm.source : NULL, pred, pred_name, sizeof pred_name);
 
     printf("model: %s\nimage: %s, %dx%d px -> %dx%d patches of %d px, %d tokens\n", mm.source, im.what, Sz, Sz, g, g, P, T);

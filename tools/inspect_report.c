@@ -647,8 +647,11 @@ int inspect_report_main(int argc, char **argv) {
     html_text(f, data);
     fprintf(f, "</code>)</td></tr><tr><td>seed</td><td>%s</td></tr>", seed);
     fprintf(f, "<tr><td>command</td><td><code>"); html_text(f, rf.command[0] ? rf.command : "(no command.txt)"); fprintf(f, "</code></td></tr>");
-    fprintf(f, "<tr><td>training</td><td>%lld steps, %lld images, %.0f s wall time, about %.3g TFLOP (3 &times; the forward FLOPs per image, every patch)</td></tr>",
-            rf.n ? (long long)rf.rows[rf.n - 1].step : 0LL, (long long)images, isfinite(wall) ? wall : 0.0, (double)images * 3 * gflop / 1e3);
+    /* the compute as ./train counts it: images × the training FLOPs per image per step (patch
+     * dropout's fewer tokens, the class-token-only last block) */
+    const double train_gflop = vg_vit_train_flops_done(m) / 1e9;
+    fprintf(f, "<tr><td>training</td><td>%lld steps, %lld images, %.0f s wall time, %.1f TFLOP (images &times; %.4f GFLOP per image per step, as ./train counts)</td></tr>",
+            rf.n ? (long long)rf.rows[rf.n - 1].step : 0LL, (long long)images, isfinite(wall) ? wall : 0.0, (double)images * train_gflop / 1e3, train_gflop);
     fprintf(f, "<tr><td>result</td><td>test top-1 %.2f%% on %d images (this page's evaluation of model.safetensors)</td></tr></table>\n", 100 * sm.acc,
             test->n < limit ? test->n : limit);
     fprintf(f, "<p class=\"say\">This model turns a %dx%d image into %d tokens of %d numbers and reaches %.2f%% on the test set",

@@ -264,7 +264,7 @@
     // mean attention distance per head and layer (this snapshot), the ViT paper's figure
     const md = snaps[cur].mad, series = [];
     for (let h = 0; h < H; h++) series.push({ name: 'head ' + h, colour: classColour(h), width: 0.01, dots: true, pts: Array.from({ length: L }, function (_, l) { return [l, md[l * H + h]]; }) });
-    chart(row, 'mean attention distance (px) per layer', series, { xlabel: 'layer', w: 300, h: 220 });
+    chart(row, 'mean attention distance (px)', series, { xlabel: 'layer', w: 300, h: 220 });
   }
   // attention rollout (Abnar and Zuidema 2020): per block the heads averaged plus the identity (the
   // residual path), rows renormalised, multiplied up; the row read (as readRow) after each block
@@ -361,7 +361,7 @@
       return { name: snapLabel(s), colour: s === cur ? '#d62728' : '#bbb', width: s === cur ? 2.5 : 1, dots: s === cur, pts: sn.lens.map(function (a, l) { return [l, a]; }) };
     });
     series.push(series.splice(cur, 1)[0]);
-    chart(lensBox, 'logit lens: accuracy read out after each block (red: ' + snapLabel(cur) + ')', series, { xlabel: 'block', w: 320, h: 200 });
+    chart(lensBox, 'logit lens: top-1 after each block (red: ' + snapLabel(cur) + ')', series, { xlabel: 'block', w: 380, h: 200 });
   }
 
   // ---------------------------------------------------------------- 7. layer health
@@ -417,11 +417,14 @@
   document.getElementById('snap').addEventListener('input', function (e) { setSnap(Number(e.target.value)); });
 
   drawE2E(); drawCurves(); drawPredictions(); drawHealth(); setSnap(cur);
-  // #only=a,b: show those views alone (e.g. to print or screenshot one of them)
+  // #only=a,b: show those views alone (e.g. to print or screenshot one of them); &snap=K: open at
+  // snapshot K (0: the first)
   if (location.hash.indexOf('#only=') === 0) {
-    const keep = location.hash.slice(6).split(',');
+    const keep = location.hash.slice(6).split('&')[0].split(',');
     for (const sec of document.querySelectorAll('section')) if (keep.indexOf(sec.id) < 0) sec.style.display = 'none';
   }
+  const snapArg = /[#&]snap=(\d+)/.exec(location.hash);
+  if (snapArg) setSnap(Math.min(snaps.length - 1, Number(snapArg[1])));
 
   // ---------------------------------------------------------------- #test: drive the page, checksum what it draws
   function sum(c) {
