@@ -15,7 +15,8 @@
 set -e
 make --no-print-directory -j2 all build/docs_check
 ARGS="--bin . --slow --images docs/img"
-if [ $# -gt 0 ] && [ "${1#*=}" = "$1" ]; then ARGS="$ARGS --run cifar10=$1"; shift; fi
+RUN=""
+if [ $# -gt 0 ] && [ "${1#*=}" = "$1" ]; then RUN=$1; ARGS="$ARGS --run cifar10=$1"; shift; fi
 for m in "$@"; do ARGS="$ARGS --run $m"; done
 # the graph picture: one block as the textbook draws it (graphviz's dot; the tutorial quotes the
 # command's output, which the check below compares)
@@ -29,8 +30,8 @@ else echo "tutorial_assets: no graphviz (dot): docs/img/graph.png not redrawn"; 
 # (the page's #only=… fragment), at the last snapshot or (&snap=1) the second; Debian's chromium
 # draws them and python3-pil trims the empty space below the last view. A RUN_DIR …/runs/NAME is
 # reported from the folder above runs/, so the page names it runs/NAME, as the tutorial does.
-if [ $# -gt 0 ] && [ -d "${1%%=*}" ] && command -v chromium >/dev/null && /usr/bin/python3 -c 'import PIL' 2>/dev/null; then
-    RUN=${1%%=*}; T=$(mktemp -d); HERE=$(pwd)
+if [ -n "$RUN" ] && [ -d "$RUN" ] && command -v chromium >/dev/null && /usr/bin/python3 -c 'import PIL' 2>/dev/null; then
+    T=$(mktemp -d); HERE=$(pwd)
     case "$RUN" in */runs/*) (cd "${RUN%/runs/*}" && "$HERE/inspect" report "runs/${RUN##*/runs/}" --out "$T/report.html" | tail -1) ;;
                    *) ./inspect report "$RUN" --out "$T/report.html" | tail -1 ;; esac
     for v in "overview:header,e2e,curves" "attention:attention,embeddings" "attention_early:attention&snap=1" \
