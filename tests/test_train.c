@@ -304,7 +304,7 @@ VG_TEST(train_flag_errors_exit_2_naming_the_flag) {
         {"--lr abc", "--lr: expected a number"},
         {"--batch 0", "--batch: must be between 1 and 65536, got 0"},
         {"--steps", "--steps: needs a value"},
-        {"--pool avg", "--pool: expected cls or mean, got 'avg'"},
+        {"--pool avg", "--pool: expected cls, mean or seq, got 'avg'"},
         {"--dataset imagenet", "--dataset: unknown dataset"},
         {"--model vit-huge", "--model: unknown preset"},
         {"--dim 30 --heads 4", "train: --dim 30 is not divisible by --heads 4"},

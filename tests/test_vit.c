@@ -777,7 +777,7 @@ VG_TEST(vit_fields_text_round_trip) {
     }
     CHECK(!memcmp(c.conv_stem, d.conv_stem, sizeof c.conv_stem) && d.pool == VG_VIT_POOL_MEAN && d.mlp_ratio == 2.5);
     CHECK(!vg_vit_field_parse(&d, VG_VIT_F_depth, "4x") && strstr(vg_error(), "expected an integer"));
-    CHECK(!vg_vit_field_parse(&d, VG_VIT_F_pool, "avg") && strstr(vg_error(), "expected cls or mean"));
+    CHECK(!vg_vit_field_parse(&d, VG_VIT_F_pool, "avg") && strstr(vg_error(), "expected cls, mean or seq"));
     CHECK(!vg_vit_field_parse(&d, VG_VIT_F_mlp_ratio, "nan") && strstr(vg_error(), "finite"));
     d.depth = 2000;
     CHECK(!vg_vit_field_in_range(&d, VG_VIT_F_depth));
