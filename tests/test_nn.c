@@ -563,6 +563,50 @@ VG_TEST(nn_attention_weights_rows_sum_to_one) {
     vg_arena_reset();
 }
 
+/* LSA: with log-scale s the weights are softmax over j ≠ i of (q_i·k_j)·e^s, and A_ii is exactly 0;
+ * in the cross form query r is token r (the mask is (r, r)); one token alone keeps its key; a
+ * log-scale of two values is refused. Against double sums here (N = 11: a vector and a tail). */
+VG_TEST(nn_attention_lsa_masks_the_diagonal) {
+    vg_rng rng = vg_rng_seed(5);
+    const int B = 2, N = 11, H = 2, hd = 4, D = H * hd;
+    vg_tensor *qkv = vg_persist(vg_randn(&rng, VG_DIMS(B, N, 3 * D), 0, 1.5));
+    vg_tensor *ls = vg_persist(vg_full(VG_DIMS(1), 0.3));
+    vg_tensor *attn = NULL;
+    REQUIRE(vg_attention_lsa_fn(qkv, ls, true, H, 0, false, NULL, &attn) && attn);
+    const real *x = vg_data(qkv), *a = vg_data(attn);
+    double worst = 0;
+    int diag_nonzero = 0;
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < N; i++) {
+                double sc[16], mx = -INFINITY, sum = 0;
+                for (int j = 0; j < N; j++) {
+                    double d = 0;
+                    for (int k = 0; k < hd; k++) d += (double)x[(b * N + i) * 3 * D + h * hd + k] * x[(b * N + j) * 3 * D + D + h * hd + k];
+                    sc[j] = d * exp(0.3);
+                    if (j != i && sc[j] > mx) mx = sc[j];
+                }
+                for (int j = 0; j < N; j++) if (j != i) sum += exp(sc[j] - mx);
+                const real *row = a + (((size_t)b * H + h) * N + i) * N;
+                diag_nonzero += row[i] != 0;
+                for (int j = 0; j < N; j++) if (j != i) worst = fmax(worst, fabs(row[j] - exp(sc[j] - mx) / sum));
+            }
+    CHECK_MSG(diag_nonzero == 0, "%d diagonal weights are not 0", diag_nonzero);
+    CHECK_MSG(worst < 2e-6, "weights off by %.3g from softmax over j != i", worst);
+    /* cross: 3 queries = tokens 0..2 */
+    vg_tensor *q = vg_persist(vg_randn(&rng, VG_DIMS(1, 3, D), 0, 1)), *kv = vg_persist(vg_randn(&rng, VG_DIMS(1, 5, 2 * D), 0, 1));
+    REQUIRE(vg_attention_cross_lsa_fn(q, kv, ls, true, H, 0, false, NULL, &attn) && attn);
+    for (int h = 0; h < H; h++) for (int r = 0; r < 3; r++) CHECK(vg_data(attn)[((size_t)h * 3 + r) * 5 + r] == 0);
+    /* one token: its only key stays (weight 1), nothing becomes NaN */
+    vg_tensor *one = vg_persist(vg_randn(&rng, VG_DIMS(1, 1, 3 * D), 0, 1));
+    REQUIRE(vg_attention_lsa_fn(one, ls, true, H, 0, false, NULL, &attn) && attn);
+    CHECK(vg_data(attn)[0] == 1 && vg_data(attn)[1] == 1);
+    vg_tensor *two = vg_persist(vg_full(VG_DIMS(2), 0.1));
+    CHECK(vg_attention_lsa_fn(qkv, two, true, H, 0, false, NULL, NULL) == NULL && strstr(vg_error(), "one element"));
+    vg_tensor_free(qkv); vg_tensor_free(ls); vg_tensor_free(q); vg_tensor_free(kv); vg_tensor_free(one); vg_tensor_free(two);
+    vg_arena_reset();
+}
+
 /* The float softmax (vectorised e^x, 8 lanes + masked tail) against softmax(Q·Kᵀ·scale) in double,
  * with N = 65 (ViT on CIFAR: 8 full vectors and a 1-wide tail) and logits spread so far apart
  * that many e^(s − max) underflow (the clamp at −87). q and k are small integers and the scale is
