@@ -324,31 +324,25 @@ VG_TEST(report_covers_other_datasets_and_model_options) {
     char probe[700]; snprintf(probe, sizeof probe, "%s/t10k-labels-idx1-ubyte.gz", fm);
     struct stat st;
     if (stat(probe, &st) != 0) { printf("    (Fashion-MNIST not at %s: that part skipped)\n", fm); return; }
-    snprintf(cmd, sizeof cmd, "./train --dataset fashion-mnist --data %s --dim 16 --depth 1 --heads 2 --batch 64 --threads 2 --steps 6 "
-             "--pool cls --snapshots 2 --out %s/run-fashion", fm, root);
-    REQUIRE(vg_test_run(cmd, out, sizeof out) == 0);
-    snprintf(dir, sizeof dir, "%s/run-fashion", root);
-    snprintf(html, sizeof html, "%s/fashion.html", root);
-    snprintf(cmd, sizeof cmd, "./inspect report %s --out %s --limit 500", dir, html);
-    rc = vg_test_run(cmd, out, sizeof out);
-    CHECK_MSG(rc == 0, "exit %d: %s", rc, out);
-    check_page(html);
-    p = vg_test_read_file(html, NULL);
-    CHECK(p && strstr(p, "Ankle boot") && strstr(p, "where the class token (the token the classifier reads) attends"));
-    free(p);
-    if (have_chromium()) { browse(html, "fashion", res, sizeof res); CHECK_MSG(strstr(res, "\"views\":7"), "%s", res); }
-    /* sequence pooling: the explorer weights the patch queries by each image's pooling weights ("pw") */
-    snprintf(cmd, sizeof cmd, "./train --dataset fashion-mnist --data %s --dim 16 --depth 1 --heads 2 --batch 64 --threads 2 --steps 6 "
-             "--pool seq --snapshots 2 --out %s/run-seq", fm, root);
-    REQUIRE(vg_test_run(cmd, out, sizeof out) == 0);
-    snprintf(dir, sizeof dir, "%s/run-seq", root);
-    snprintf(html, sizeof html, "%s/seq.html", root);
-    snprintf(cmd, sizeof cmd, "./inspect report %s --out %s --limit 500", dir, html);
-    rc = vg_test_run(cmd, out, sizeof out);
-    CHECK_MSG(rc == 0, "exit %d: %s", rc, out);
-    check_page(html);
-    p = vg_test_read_file(html, NULL);
-    CHECK(p && strstr(p, "\"pool\":\"seq\"") && strstr(p, "\"pw\":[[") && strstr(p, "sequence pooling"));
-    free(p);
-    if (have_chromium()) { browse(html, "seq", res, sizeof res); CHECK_MSG(strstr(res, "\"views\":7"), "%s", res); }
+    /* class-token pooling, and sequence pooling: the explorer weights the patch queries by each
+     * image's pooling weights ("pw") */
+    const struct { const char *pool, *name, *expect[3]; } runs[] = {
+        {"cls", "fashion", {"Ankle boot", "where the class token (the token the classifier reads) attends", "\"pool\":\"cls\""}},
+        {"seq", "seq", {"\"pool\":\"seq\"", "\"pw\":[[", "sequence pooling"}},
+    };
+    for (int r = 0; r < 2; r++) {
+        snprintf(cmd, sizeof cmd, "./train --dataset fashion-mnist --data %s --dim 16 --depth 1 --heads 2 --batch 64 --threads 2 --steps 6 "
+                 "--pool %s --snapshots 2 --out %s/run-%s", fm, runs[r].pool, root, runs[r].name);
+        REQUIRE(vg_test_run(cmd, out, sizeof out) == 0);
+        snprintf(dir, sizeof dir, "%s/run-%s", root, runs[r].name);
+        snprintf(html, sizeof html, "%s/%s.html", root, runs[r].name);
+        snprintf(cmd, sizeof cmd, "./inspect report %s --out %s --limit 500", dir, html);
+        rc = vg_test_run(cmd, out, sizeof out);
+        CHECK_MSG(rc == 0, "exit %d: %s", rc, out);
+        check_page(html);
+        p = vg_test_read_file(html, NULL);
+        for (int e = 0; e < 3; e++) CHECK_MSG(p && strstr(p, runs[r].expect[e]), "%s: no \"%s\" in the page", runs[r].name, runs[r].expect[e]);
+        free(p);
+        if (have_chromium()) { browse(html, runs[r].name, res, sizeof res); CHECK_MSG(strstr(res, "\"views\":7"), "%s", res); }
+    }
 }

@@ -662,45 +662,44 @@ VG_TEST(train_tta_flip_averages_the_logits_of_the_mirror) {
     vg_arena_reset();
 }
 
-/* --pool seq: the scoring vector is saved as seq_pool.weight (1, D), the pooling in the metadata,
- * and a run resumes bit for bit (the optimizer's moments of the new tensor included) */
-VG_TEST(train_seq_pool_is_saved_and_resumes_bit_exact) {
+/* A model option's run: it resumes bit for bit (the optimizer's moments of the option's tensor
+ * included), the metadata key says the option, and the option's tensor has `numel` values.
+ * Returns the opened model file (close it), or NULL after a failure was reported. */
+static vg_st_file *option_resumes(const char *flags, const char *name, const char *key, const char *value,
+                                  const char *tensor, int64_t numel, char *model, size_t n) {
     const char *root = tmp_dir();
-    REQUIRE(root);
+    char e[512];
+    if (!root) { vg_test_fail(__FILE__, __LINE__, "no temporary directory"); return NULL; }
+    CHECK_MSG(resume_matches_straight(root, flags, name, 8, 5, model, n),
+              "%s: final weights after resume differ from the uninterrupted run (or a run failed)", flags);
+    vg_st_file *f = vg_st_open(model, e, sizeof e);
+    if (!f) { vg_test_fail(__FILE__, __LINE__, "%s", e); return NULL; }
+    const char *v = vg_st_meta(f, key);
+    CHECK_MSG(v && !strcmp(v, value), "%s = %s", key, v ? v : "(none)");
+    const vg_st_tensor *t = vg_st_find(f, tensor);
+    CHECK_MSG(t && (int64_t)t->numel == numel, "%s: %lld values, want %lld", tensor, t ? (long long)t->numel : -1LL, (long long)numel);
+    return f;
+}
+
+/* --pool seq: the scoring vector is saved as seq_pool.weight (1, D) (dim 16), model.pool = seq */
+VG_TEST(train_seq_pool_is_saved_and_resumes_bit_exact) {
     char a[512], e[512];
-    CHECK_MSG(resume_matches_straight(root, "--pool seq --patch-drop 0.5", "seqpool", 8, 5, a, sizeof a),
-              "final weights after resume differ from the uninterrupted run (or a run failed)");
-    vg_st_file *f = vg_st_open(a, e, sizeof e);
-    if (!f) { vg_test_fail(__FILE__, __LINE__, "%s", e); return; }
-    const char *pool = vg_st_meta(f, "model.pool");
-    CHECK_MSG(pool && !strcmp(pool, "seq"), "model.pool = %s", pool ? pool : "(none)");
-    const vg_st_tensor *w = vg_st_find(f, "seq_pool.weight");
+    vg_st_file *f = option_resumes("--pool seq --patch-drop 0.5", "seqpool", "model.pool", "seq", "seq_pool.weight", 16, a, sizeof a);
+    if (!f) return;
     vg_vit_config c = vg_vit_config_default();
     CHECK(vg_vit_config_from_meta(f, &c, a, e, sizeof e) == 0 && c.pool == VG_VIT_POOL_SEQ);
-    CHECK(w && w->ndim == 2 && w->shape[0] == 1 && w->shape[1] == c.embed_dim);
     vg_st_close(f);
 }
 
-/* --lsa 1: each block's learned log-scale is saved as blocks.{i}.attn.scale (1), the option in the
- * metadata (model.lsa), and a run resumes bit for bit, here under --amp (the log-scale's gradient
- * comes from the attention's backward, in FP32 either way) */
+/* --lsa 1: each block's learned log-scale is saved as blocks.{i}.attn.scale (1), model.lsa = 1,
+ * here under --amp (the log-scale's gradient comes from the attention's backward, FP32 either
+ * way), and it was trained: it moved off its start, log(8^-1/2) (dim 16, 2 heads) */
 VG_TEST(train_lsa_is_saved_and_resumes_bit_exact) {
-    const char *root = tmp_dir();
-    REQUIRE(root);
     char a[512], e[512];
-    CHECK_MSG(resume_matches_straight(root, "--lsa 1 --amp", "lsa", 8, 5, a, sizeof a),
-              "final weights after resume differ from the uninterrupted run (or a run failed)");
-    vg_st_file *f = vg_st_open(a, e, sizeof e);
-    if (!f) { vg_test_fail(__FILE__, __LINE__, "%s", e); return; }
-    const char *lsa = vg_st_meta(f, "model.lsa");
-    CHECK_MSG(lsa && !strcmp(lsa, "1"), "model.lsa = %s", lsa ? lsa : "(none)");
-    const vg_st_tensor *s = vg_st_find(f, "blocks.0.attn.scale");
-    CHECK(s && s->ndim == 1 && s->shape[0] == 1);
-    vg_vit_config c = vg_vit_config_default();
-    CHECK(vg_vit_config_from_meta(f, &c, a, e, sizeof e) == 0 && c.lsa);
-    /* trained: the log-scale moved off its start, log(8^-1/2) (dim 16, 2 heads) */
+    vg_st_file *f = option_resumes("--lsa 1 --amp", "lsa", "model.lsa", "1", "blocks.0.attn.scale", 1, a, sizeof a);
+    if (!f) return;
     vg_vit m;
-    REQUIRE_MSG(vg_vit_from_checkpoint(f, &m, a, e, sizeof e) == 0, "%s", e);
+    REQUIRE_MSG(vg_vit_from_checkpoint(f, &m, a, e, sizeof e) == 0 && m.cfg.lsa, "%s", e);
     CHECK(fabs(vg_data(m.blocks[0].attn.log_scale)[0] + 0.5 * log(8.0)) > 1e-6);
     vg_vit_free(&m);
     vg_st_close(f);

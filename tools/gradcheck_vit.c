@@ -97,10 +97,12 @@ static vit_gc ctx_cls_patch_drop = {VG_VIT_POOL_CLS, VG_VIT_POS_LEARNED, 0, 0.25
 static vit_gc ctx_seq_learned = {VG_VIT_POOL_SEQ, VG_VIT_POS_LEARNED};
 static vit_gc ctx_seq_patch_drop = {VG_VIT_POOL_SEQ, VG_VIT_POS_SINCOS2D, 0, 0.5};
 
-#define VIT_CASE(ID, VARIANT, CTX, LEARNED)                                                              \
+/* EXTRA: trainable scalars beyond the plain model's (sequence pooling's D, LSA's one per block) */
+#define VIT_CASE_EXTRA(ID, VARIANT, CTX, LEARNED, EXTRA)                                                 \
     GC_REGISTER(ID, {"vit", VARIANT, f_vit, &CTX, 2,                                                     \
-                     {GC_IN(GC_B, GC_C, GC_IMG, GC_IMG), GC_IN_RANGE(-0.5, 0.5, GC_VIT_NPARAMS(LEARNED))}, \
+                     {GC_IN(GC_B, GC_C, GC_IMG, GC_IMG), GC_IN_RANGE(-0.5, 0.5, GC_VIT_NPARAMS(LEARNED) + (EXTRA))}, \
                      vit_prepare})
+#define VIT_CASE(ID, VARIANT, CTX, LEARNED) VIT_CASE_EXTRA(ID, VARIANT, CTX, LEARNED, 0)
 VIT_CASE(vit_cls_learned, "cls, learned pos", ctx_cls_learned, 1)
 VIT_CASE(vit_mean_learned, "mean, learned pos", ctx_mean_learned, 1)
 VIT_CASE(vit_cls_sincos, "cls, sincos2d pos", ctx_cls_sincos, 0)
@@ -109,22 +111,14 @@ VIT_CASE(vit_cls_drop_path, "cls, drop_path 0.6", ctx_cls_drop_path, 1)
 VIT_CASE(vit_mean_patch_drop, "mean, patch_drop 0.5", ctx_mean_patch_drop, 1)
 VIT_CASE(vit_cls_patch_drop, "cls, patch_drop 0.25", ctx_cls_patch_drop, 1)
 /* sequence pooling: + seq_pool.weight (D) */
-#define VIT_SEQ_CASE(ID, VARIANT, CTX, LEARNED)                                                          \
-    GC_REGISTER(ID, {"vit", VARIANT, f_vit, &CTX, 2,                                                     \
-                     {GC_IN(GC_B, GC_C, GC_IMG, GC_IMG), GC_IN_RANGE(-0.5, 0.5, GC_VIT_NPARAMS(LEARNED) + GC_D)}, \
-                     vit_prepare})
-VIT_SEQ_CASE(vit_seq_learned, "seq pooling, learned pos", ctx_seq_learned, 1)
-VIT_SEQ_CASE(vit_seq_patch_drop, "seq pooling, sincos2d, patch_drop 0.5", ctx_seq_patch_drop, 0)
+VIT_CASE_EXTRA(vit_seq_learned, "seq pooling, learned pos", ctx_seq_learned, 1, GC_D)
+VIT_CASE_EXTRA(vit_seq_patch_drop, "seq pooling, sincos2d, patch_drop 0.5", ctx_seq_patch_drop, 0, GC_D)
 /* locality self-attention: + blocks.{i}.attn.scale (1) per block; the CLS row takes the last block's
  * cross-attention path (mask (0, 0)), mean pooling the self-attention one, with patch dropout too */
 static vit_gc ctx_lsa_cls = {VG_VIT_POOL_CLS, VG_VIT_POS_LEARNED, .lsa = true};
 static vit_gc ctx_lsa_mean_patch_drop = {VG_VIT_POOL_MEAN, VG_VIT_POS_SINCOS2D, 0, 0.5, .lsa = true};
-#define VIT_LSA_CASE(ID, VARIANT, CTX, LEARNED)                                                          \
-    GC_REGISTER(ID, {"vit", VARIANT, f_vit, &CTX, 2,                                                     \
-                     {GC_IN(GC_B, GC_C, GC_IMG, GC_IMG), GC_IN_RANGE(-0.5, 0.5, GC_VIT_NPARAMS(LEARNED) + GC_DEPTH)}, \
-                     vit_prepare})
-VIT_LSA_CASE(vit_lsa_cls, "LSA, cls, learned pos", ctx_lsa_cls, 1)
-VIT_LSA_CASE(vit_lsa_mean_patch_drop, "LSA, mean, sincos, patch_drop 0.5", ctx_lsa_mean_patch_drop, 0)
+VIT_CASE_EXTRA(vit_lsa_cls, "LSA, cls, learned pos", ctx_lsa_cls, 1, GC_DEPTH)
+VIT_CASE_EXTRA(vit_lsa_mean_patch_drop, "LSA, mean, sincos, patch_drop 0.5", ctx_lsa_mean_patch_drop, 0, GC_DEPTH)
 
 /* timm's layouts: fields after patch_drop are no_cls, reg, no_embed_class, fc_norm, init_values, no_head */
 static vit_gc ctx_reg_noembed_cls = {VG_VIT_POOL_CLS, VG_VIT_POS_LEARNED, 0, 0, false, 2, true};     /* DINOv2-like */
