@@ -56,7 +56,8 @@ done
 # The default binary on older CPUs, under Debian's qemu-user: as a Nehalem (SSE4.2, no AVX) it
 # must choose the generic kernels, as a Haswell (AVX2+FMA, no AVX-512, no bf16) the avx2 ones and
 # FP32 GEMMs for --amp, and run a training step without executing an instruction those CPUs lack
-# (qemu raises SIGILL). Skipped without qemu-x86_64, on other machines, and under ASan.
+# (qemu raises SIGILL). VG_ISA is dropped for them: they test what the CPU model alone picks.
+# Skipped without qemu-x86_64, on other machines, and under ASan.
 if [ "$(uname -m)" != x86_64 ] || [ -n "$X" ] || ! command -v qemu-x86_64 >/dev/null 2>&1; then
     echo "== qemu-x86_64 CPU models: skipped (needs qemu-user and an x86-64 build on an x86-64 machine)"; total_s=$((total_s + 1))
 elif ldd "$BIN/train" 2>/dev/null | grep -q libasan; then
@@ -65,7 +66,7 @@ else
     for m in Nehalem:generic Haswell:avx2; do
         cpu=${m%%:*}; lv=${m#*:}
         echo "== qemu-x86_64 -cpu $cpu $BIN/train --bench 1 --amp"
-        q_out=$(qemu-x86_64 -cpu "$cpu" "$BIN/train" --model vit-micro-cifar --bench 1 --batch 2 --threads 1 --amp 2>&1)
+        q_out=$(env -u VG_ISA qemu-x86_64 -cpu "$cpu" "$BIN/train" --model vit-micro-cifar --bench 1 --batch 2 --threads 1 --amp 2>&1)
         q_rc=$?
         q_out=$(echo "$q_out" | grep -v "TCG doesn't support")
         echo "$q_out"
