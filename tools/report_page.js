@@ -92,7 +92,7 @@
     if (y1 === y0) { y1 += 0.5; y0 -= 0.5; }
     const X = function (x) { return ml + (x - x0) / (x1 - x0) * (W - ml - mr); };
     const Y = function (y) { return mt + (1 - (fy(y) - y0) / (y1 - y0)) * (Ht - mt - mb); };
-    sv('text', s, { x: ml, y: 12, 'font-size': 12, 'font-weight': 'bold' }).textContent = title;
+    sv('text', s, { x: 4, y: 12, 'font-size': 12, 'font-weight': 'bold' }).textContent = title;
     sv('rect', s, { x: ml, y: mt, width: W - ml - mr, height: Ht - mt - mb, fill: 'none', stroke: '#ccc' });
     for (let i = 0; i <= 2; i++) {
       const v = y0 + (y1 - y0) * i / 2, lab = opt.log ? Math.pow(10, v).toExponential(0) : fmt(v);
@@ -361,7 +361,7 @@
       return { name: snapLabel(s), colour: s === cur ? '#d62728' : '#bbb', width: s === cur ? 2.5 : 1, dots: s === cur, pts: sn.lens.map(function (a, l) { return [l, a]; }) };
     });
     series.push(series.splice(cur, 1)[0]);
-    chart(lensBox, 'logit lens: top-1 after each block (red: ' + snapLabel(cur) + ')', series, { xlabel: 'block', w: 380, h: 200 });
+    chart(lensBox, 'logit lens: top-1 per block (red: ' + snapLabel(cur) + ')', series, { xlabel: 'block', w: 380, h: 200 });
   }
 
   // ---------------------------------------------------------------- 7. layer health
