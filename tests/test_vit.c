@@ -265,14 +265,14 @@ static double compare(const char *what, vg_tensor *got, const vg_st_file *f, con
 }
 
 static void parity_variant_stem(const char *variant, vg_vit_pool pool, vg_vit_posembed pos, int overlap,
-                                const char *stem, bool lsa) {
+                                const char *stem, bool lsa, bool stem_pool) {
     char err[256];
     vg_st_file *f = vg_st_open(VIT_REF, err, sizeof err);
     if (!f) { vg_test_skip(err); return; }
     vg_vit_config cfg = vg_vit_config_default();
     cfg.img_size = 16; cfg.patch_size = 4; cfg.in_chans = 3; cfg.num_classes = 10;
     cfg.embed_dim = 32; cfg.depth = 2; cfg.num_heads = 2; cfg.pool = pool; cfg.pos_embed = pos;
-    cfg.patch_overlap = overlap; cfg.lsa = lsa;
+    cfg.patch_overlap = overlap; cfg.lsa = lsa; cfg.stem_pool = stem_pool;
     if (stem && !vg_vit_parse_stem(stem, &cfg)) vg_test_fail(__FILE__, __LINE__, "stem: %s", vg_error());
     vg_rng rng = vg_rng_seed(0);
     vg_vit m;
@@ -289,6 +289,7 @@ static void parity_variant_stem(const char *variant, vg_vit_pool pool, vg_vit_po
         if ((overlap || stem) && !strcmp(key, "patch_embed.proj.weight")) key = okey;
         if (!strcmp(key, "seq_pool.weight")) key = okey;                 /* the variant's own scoring vector */
         if (strstr(key, "attn.scale")) key = okey;                         /* LSA: each block's log-scale */
+        if (stem_pool && strstr(key, "backbone")) key = okey;                /* the pooled stem's own weights */
         if (!load_tensor(f, key, st.items[i].tensor, err, sizeof err)) vg_test_fail(__FILE__, __LINE__, "%s", err);
     }
     double worst = 0;
@@ -343,14 +344,14 @@ static void parity_variant_stem(const char *variant, vg_vit_pool pool, vg_vit_po
 }
 
 static void parity_variant(const char *variant, vg_vit_pool pool, vg_vit_posembed pos, int overlap) {
-    parity_variant_stem(variant, pool, pos, overlap, NULL, false);
+    parity_variant_stem(variant, pool, pos, overlap, NULL, false, false);
 }
 
 VG_TEST(vit_pytorch_parity_cls) { parity_variant("cls", VG_VIT_POOL_CLS, VG_VIT_POS_LEARNED, 0); }
 VG_TEST(vit_pytorch_parity_mean) { parity_variant("mean", VG_VIT_POOL_MEAN, VG_VIT_POS_LEARNED, 0); }
 /* locality self-attention: a learned log-scale per block (moved off its start) and no token
  * attending to itself; CLS pooling, so block 1 takes the class-token-only (cross) path */
-VG_TEST(vit_pytorch_parity_lsa) { parity_variant_stem("lsa", VG_VIT_POOL_CLS, VG_VIT_POS_LEARNED, 0, NULL, true); }
+VG_TEST(vit_pytorch_parity_lsa) { parity_variant_stem("lsa", VG_VIT_POOL_CLS, VG_VIT_POS_LEARNED, 0, NULL, true, false); }
 /* sequence pooling (CCT's SeqPool without its bias): softmax over the patch tokens of x·w */
 VG_TEST(vit_pytorch_parity_seq_pool) { parity_variant("seq", VG_VIT_POOL_SEQ, VG_VIT_POS_LEARNED, 0); }
 VG_TEST(vit_pytorch_parity_sincos) { parity_variant("sincos", VG_VIT_POOL_CLS, VG_VIT_POS_SINCOS2D, 0); }
@@ -358,7 +359,12 @@ VG_TEST(vit_pytorch_parity_sincos) { parity_variant("sincos", VG_VIT_POOL_CLS, V
 VG_TEST(vit_pytorch_parity_overlap) { parity_variant("overlap", VG_VIT_POOL_MEAN, VG_VIT_POS_SINCOS2D, 1); }
 /* the conv stem: two [Conv2d(3x3, stride 2, padding 1), ReLU] (8, 16 channels), then a 1x1 patch conv */
 VG_TEST(vit_pytorch_parity_conv_stem) {
-    parity_variant_stem("stem", VG_VIT_POOL_MEAN, VG_VIT_POS_SINCOS2D, 0, "8,16", false);
+    parity_variant_stem("stem", VG_VIT_POOL_MEAN, VG_VIT_POS_SINCOS2D, 0, "8,16", false, false);
+}
+/* CCT's tokenizer (--stem-pool 1): two [Conv2d(3x3, stride 1, padding 1), ReLU, MaxPool2d(3, 2, 1)]
+ * (8, 16 channels, weights of their own), then a 1x1 patch conv */
+VG_TEST(vit_pytorch_parity_stem_pool) {
+    parity_variant_stem("stempool", VG_VIT_POOL_MEAN, VG_VIT_POS_SINCOS2D, 0, "8,16", false, true);
 }
 
 /* ------------------------------------------------------------------ position embeddings */
@@ -741,11 +747,12 @@ VG_TEST(vit_trace_shapes_and_flops) {
     free(buf);
     vg_vit_free(&m);
     /* the overlapping patch conv (kernel 6, padding 1) and the conv stem keep the 8x8 grid, and
-     * the trace's FLOP total is the analytic count */
-    for (int v = 0; v < 2; v++) {
+     * the trace's FLOP total is the analytic count; v 2: the stem at stride 1 with max pools (CCT) */
+    for (int v = 0; v < 3; v++) {
         vg_vit_config c2 = cfg;
         c2.patch_overlap = 1;
         if (v) REQUIRE(vg_vit_parse_stem("8,16", &c2));
+        c2.stem_pool = v == 2;
         REQUIRE(vg_vit_init(&m, &c2, &rng));
         buf = NULL; len = 0;
         f = open_memstream(&buf, &len);
@@ -754,11 +761,17 @@ VG_TEST(vit_trace_shapes_and_flops) {
         fclose(f);
         char total[64];
         snprintf(total, sizeof total, "%.4g", 2 * vg_vit_forward_flops(&c2));
-        const char *want2[] = {v ? "(2, 16, 8, 8)" : "(2, 192, 8, 8)", "(2, 65, 192)", v ? "stem.1 (conv 3x3/2, ReLU)" : "conv 6x6/4",
-                               v ? "conv 3x3/1" : "(2, 10)", total};
+        const char *want2[] = {v ? "(2, 16, 8, 8)" : "(2, 192, 8, 8)", "(2, 65, 192)",
+                               v == 2 ? "stem.1 (conv 3x3, max/2)" : v ? "stem.1 (conv 3x3/2, ReLU)" : "conv 6x6/4",
+                               v ? "conv 3x3/1" : "(2, 10)", v == 2 ? "(2, 8, 16, 16)" : total, total};
         for (size_t i = 0; i < sizeof want2 / sizeof want2[0]; i++) CHECK_MSG(buf && strstr(buf, want2[i]), "trace (%s) lacks %s:\n%s", v ? "stem" : "overlap", want2[i], buf ? buf : "");
         free(buf);
         vg_vit_free(&m);
+        if (v == 2) {   /* stride 1 quadruples the stem's FLOPs: 2·16²·8·3·9 + 2·8²·16·8·9 = 258048 at stride 2 */
+            vg_vit_config c1 = c2;
+            c1.stem_pool = false;
+            CHECK_CLOSE(vg_vit_forward_flops(&c2) - vg_vit_forward_flops(&c1), 3.0 * 258048, 0.5);
+        }
     }
 }
 
@@ -768,6 +781,7 @@ VG_TEST(vit_fields_text_round_trip) {
     vg_vit_config c = vg_vit_config_default(), d = vg_vit_config_default();
     c.mlp_ratio = 2.5; c.qkv_bias = false; c.pool = VG_VIT_POOL_MEAN; c.pos_embed = VG_VIT_POS_SINCOS2D;
     c.conv_stem[0] = 8; c.conv_stem[1] = 16; c.init_values = 1e-5; c.norm_eps = 1e-5; c.patch_drop_rate = 0.25;
+    c.stem_pool = true;
     for (int f = 0; f < VG_VIT_NFIELDS; f++) {
         char a[64], b[64];
         vg_vit_field_format(&c, f, a, sizeof a);

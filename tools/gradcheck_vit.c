@@ -36,6 +36,7 @@ typedef struct {
     bool no_cls; int reg; bool no_embed_class, fc_norm; double init_values; bool no_head;   /* layout */
     int overlap;                            /* patch_overlap: kernel P + 2·overlap */
     int stem[2];                            /* conv_stem channels (0: none) */
+    bool stem_pool;                         /* the stem convolves at stride 1 and max-pools */
     bool lsa;                               /* locality self-attention */
     vg_vit model;
     bool ready;
@@ -56,7 +57,7 @@ static void vit_prepare(vg_tensor **inputs, void *vctx) {
     cfg.class_token = !c->no_cls; cfg.reg_tokens = c->reg; cfg.no_embed_class = c->no_embed_class;
     cfg.fc_norm = c->fc_norm; cfg.init_values = c->init_values; cfg.patch_overlap = c->overlap;
     cfg.conv_stem[0] = c->stem[0]; cfg.conv_stem[1] = c->stem[1];
-    cfg.lsa = c->lsa;
+    cfg.lsa = c->lsa; cfg.stem_pool = c->stem_pool;
     if (c->no_head) cfg.num_classes = 0;
     vg_rng rng = vg_rng_seed(7);
     if (!vg_vit_init(&c->model, &cfg, &rng)) return;
@@ -160,6 +161,13 @@ GC_REGISTER(vit_stem, {"vit", "mean, sincos, conv stem 4,6", f_vit, &ctx_stem, 2
                        {GC_IN(GC_B, GC_C, GC_IMG, GC_IMG),
                         GC_IN_RANGE(-0.5, 0.5, GC_VIT_NPARAMS(0) - GC_D * GC_C * GC_P * GC_P + (4 * 3 * 9 + 4)
                                                    + (6 * 4 * 9 + 6) + GC_D * 6)}, vit_prepare})
+/* CCT's tokenizer: the same stem's convs at stride 1, each followed by a 3×3 max pool at stride 2
+ * (8×8 → 8×8×4 → 4×4×4 → 4×4×6 → 2×2×6): the same weights, the gradient through each window's max */
+static vit_gc ctx_stem_pool = {VG_VIT_POOL_MEAN, VG_VIT_POS_SINCOS2D, .stem = {4, 6}, .stem_pool = true};
+GC_REGISTER(vit_stem_pool, {"vit", "mean, sincos, conv stem 4,6 + max pool", f_vit, &ctx_stem_pool, 2,
+                            {GC_IN(GC_B, GC_C, GC_IMG, GC_IMG),
+                             GC_IN_RANGE(-0.5, 0.5, GC_VIT_NPARAMS(0) - GC_D * GC_C * GC_P * GC_P + (4 * 3 * 9 + 4)
+                                                        + (6 * 4 * 9 + 6) + GC_D * 6)}, vit_prepare})
 GC_REGISTER(vit_stem_overlap, {"vit", "cls, conv stem 4, overlap 1", f_vit, &ctx_stem_overlap, 2,
                                {GC_IN(GC_B, GC_C, GC_IMG, GC_IMG),
                                 GC_IN_RANGE(-0.5, 0.5, GC_VIT_NPARAMS(1) - GC_D * GC_C * GC_P * GC_P

@@ -4,9 +4,10 @@
 #include "vit.h"
 
 /* per image; T tokens enter the blocks: S + N (S prefix tokens), or S + K in training with patch dropout */
-/* stem layer i: a 3×3 conv at stride 2, so its output side is img_size / 2^(i+1) */
+/* stem layer i: a 3×3 conv at stride 2, so its output side is img_size / 2^(i+1); with stem_pool
+ * at stride 1 (side img_size / 2^i) before the pool halves it (the pool's comparisons not counted) */
 static double stem_layer_flops(const vg_vit_config *c, int i) {
-    const double side = c->img_size / (double)(2 << i), in = i ? c->conv_stem[i - 1] : c->in_chans;
+    const double side = c->img_size / (double)((c->stem_pool ? 1 : 2) << i), in = i ? c->conv_stem[i - 1] : c->in_chans;
     return 2.0 * side * side * c->conv_stem[i] * in * 9;
 }
 static double stem_flops(const vg_vit_config *c) {
@@ -94,10 +95,11 @@ bool vg_vit_trace(vg_vit *m, int batch, FILE *f) {
     vg_tensor *x = img;
     char label[64];
     for (int i = 0; i < vg_vit_stem_depth(c); i++) {
-        x = vg_relu(vg_conv2d_fn(x, m->stem[i].weight, m->stem[i].bias, 2, 1));
+        x = vg_relu(vg_conv2d_fn(x, m->stem[i].weight, m->stem[i].bias, c->stem_pool ? 1 : 2, 1));
+        if (c->stem_pool) x = vg_max_pool2d_fn(x, 3, 2, 1);
         const int64_t n = numel_or0(m->stem[i].weight) + numel_or0(m->stem[i].bias);
         const double fl = B * stem_layer_flops(c, i);
-        snprintf(label, sizeof label, "stem.%d (conv 3x3/2, ReLU)", i);
+        snprintf(label, sizeof label, c->stem_pool ? "stem.%d (conv 3x3, max/2)" : "stem.%d (conv 3x3/2, ReLU)", i);
         row(f, label, x, n, fl); total += n; total_flops += fl;
     }
     const int ps = vg_vit_patch_stride(c), kern = ps + 2 * c->patch_overlap;

@@ -75,6 +75,11 @@ static bool check_rules(const vg_vit_config *c, const char *const *n) {
                      n[VG_VIT_F_conv_stem], stem, n_stem, 1 << n_stem, n[VG_VIT_F_patch_size], c->patch_size);
         return false;
     }
+    if (c->stem_pool && !n_stem) {
+        vg_set_error("%s needs a %s to pool in (e.g. %s 32,64)", n[VG_VIT_F_stem_pool], n[VG_VIT_F_conv_stem],
+                     n[VG_VIT_F_conv_stem]);
+        return false;
+    }
     if (c->img_size % c->patch_size) {
         vg_set_error("%s %d is not a multiple of %s %d", n[VG_VIT_F_img_size], c->img_size, n[VG_VIT_F_patch_size],
                      c->patch_size);
@@ -277,7 +282,7 @@ bool vg_vit_init(vg_vit *m, const vg_vit_config *cfg, vg_rng *rng) {
     /* what each module's forward reads besides its tensors */
     const int ps = vg_vit_patch_stride(cfg), n_stem = vg_vit_stem_depth(cfg);
     m->patch_embed.stride = ps; m->patch_embed.padding = cfg->patch_overlap;
-    for (int i = 0; i < n_stem; i++) { m->stem[i].stride = 2; m->stem[i].padding = 1; }
+    for (int i = 0; i < n_stem; i++) { m->stem[i].stride = cfg->stem_pool ? 1 : 2; m->stem[i].padding = 1; }
     m->norm.eps = m->fc_norm.eps = cfg->norm_eps;
     for (int i = 0; i < cfg->depth; i++) {
         vg_vit_block *b = &m->blocks[i];
@@ -367,8 +372,10 @@ vg_tensor *vg_vit_patch_embed(vg_vit *m, vg_tensor *image) {
         return NULL;
     }
     vg_tensor *x = image;
-    for (int i = 0; i < vg_vit_stem_depth(c); i++)       /* (B, C_i, H/2^(i+1), W/2^(i+1)) */
-        x = vg_relu(vg_conv2d_forward(&m->stem[i], x));
+    for (int i = 0; i < vg_vit_stem_depth(c); i++) {     /* (B, C_i, H/2^(i+1), W/2^(i+1)) */
+        x = vg_relu(vg_conv2d_forward(&m->stem[i], x));    /* stem_pool: stride 1, the pool halves */
+        if (c->stem_pool) x = vg_max_pool2d_fn(x, 3, 2, 1);
+    }
     x = vg_conv2d_forward(&m->patch_embed, x);                  /* stride P/2^n, padding overlap: (B, D, h, w) */
     x = vg_flatten(x, 2, 3);                                                                     /* (B, D, N) */
     return vg_transpose(x, 1, 2);                                                                /* (B, N, D) */

@@ -82,6 +82,12 @@
       "3x3 conv, stride 2, padding 1, then ReLU; the patch conv then has\n" \
       "kernel and stride patch/2^layers (plus --patch-overlap); the token\n" \
       "grid is unchanged; not a timm layout") \
+    /* CCT's convolutional tokenizer (Hassani et al. 2021) in place of the strided convs: each stem
+     * layer a 3×3 conv at stride 1, padding 1, then ReLU, then a 3×3 max pool at stride 2, padding
+     * 1 (the same halving, the same keys; the conv runs at 4× the FLOPs) */ \
+    X(BOOL,   bool,   stem_pool,      false, 0, 1,        IF_SET, SAME, "--stem-pool", "0|1", \
+      "CCT's tokenizer: each --conv-stem layer convolves at stride 1 and\n" \
+      "halves the map with a 3x3 max pool at stride 2 (4x the stem's FLOPs)") \
     /* the class token, the mean of the N patch tokens (timm's global_pool='avg'), or sequence
      * pooling (CCT's SeqPool): the patch tokens weighted by softmax over tokens of x·seq_pool.weight */ \
     X(CHOICE, vg_vit_pool, pool, VG_VIT_POOL_CLS, 0, 2, ALWAYS, SAME, "--pool",  "cls|mean|seq", \

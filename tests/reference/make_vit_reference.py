@@ -64,23 +64,27 @@ def sincos_2d(dim, grid_h, grid_w, cls_token):
 
 # ---------------------------------------------------------------- the model, timm's layout
 class ConvAct(nn.Module):
-    """one layer of vitgrad's conv stem: 3x3 conv, stride 2, padding 1, then ReLU"""
-    def __init__(self, cin, cout):
+    """one layer of vitgrad's conv stem: 3x3 conv, stride 2, padding 1, then ReLU; pool (CCT's
+    tokenizer, --stem-pool 1): the conv at stride 1, then a 3x3 max pool, stride 2, padding 1"""
+    def __init__(self, cin, cout, pool=False):
         super().__init__()
-        self.conv = nn.Conv2d(cin, cout, kernel_size=3, stride=2, padding=1)
+        self.pool = pool
+        self.conv = nn.Conv2d(cin, cout, kernel_size=3, stride=1 if pool else 2, padding=1)
 
     def forward(self, x):
-        return F.relu(self.conv(x))
+        x = F.relu(self.conv(x))
+        return F.max_pool2d(x, 3, 2, 1) if self.pool else x
 
 
 class PatchEmbed(nn.Module):
     """timm's PatchEmbed; overlap > 0: vitgrad's overlapping patch embedding (kernel patch + 2 overlap,
     zero padding overlap, the same stride and grid); stem: vitgrad's conv stem (channel counts) as
     patch_embed.backbone, as timm's HybridEmbed names it, the patch conv at stride patch / 2^len"""
-    def __init__(self, img, patch, chans, dim, overlap=0, stem=()):
+    def __init__(self, img, patch, chans, dim, overlap=0, stem=(), stem_pool=False):
         super().__init__()
         if stem:
-            self.backbone = nn.Sequential(*[ConvAct(cin, cout) for cin, cout in zip((chans,) + tuple(stem), stem)])
+            self.backbone = nn.Sequential(*[ConvAct(cin, cout, stem_pool)
+                                            for cin, cout in zip((chans,) + tuple(stem), stem)])
         self.stem = bool(stem)
         p = patch >> len(stem)
         self.proj = nn.Conv2d(stem[-1] if stem else chans, dim, kernel_size=p + 2 * overlap, stride=p, padding=overlap)
@@ -145,10 +149,10 @@ class VisionTransformer(nn.Module):
     fc_norm=False: the final norm before pooling)."""
 
     def __init__(self, img=16, patch=4, chans=3, classes=10, dim=32, depth=2, heads=2, mlp_ratio=4.0,
-                 qkv_bias=True, pool="cls", pos="learned", overlap=0, stem=(), lsa=False):
+                 qkv_bias=True, pool="cls", pos="learned", overlap=0, stem=(), lsa=False, stem_pool=False):
         super().__init__()
         self.pool = pool
-        self.patch_embed = PatchEmbed(img, patch, chans, dim, overlap, stem)
+        self.patch_embed = PatchEmbed(img, patch, chans, dim, overlap, stem, stem_pool)
         n = (img // patch) ** 2
         self.cls_token = nn.Parameter(torch.zeros(1, 1, dim))
         self.pos_embed = nn.Parameter(torch.zeros(1, n + 1, dim), requires_grad=(pos == "learned"))
@@ -224,7 +228,8 @@ def make_vit_reference(path):
                 "overlap": dict(pool="mean", pos="sincos2d", overlap=1),
                 "stem": dict(pool="mean", pos="sincos2d", stem=(8, 16)),
                 "seq": dict(pool="seq", pos="learned"),
-                "lsa": dict(pool="cls", pos="learned", lsa=True)}
+                "lsa": dict(pool="cls", pos="learned", lsa=True),
+                "stempool": dict(pool="mean", pos="sincos2d", stem=(8, 16), stem_pool=True)}
     for vname, v in variants.items():
         torch.manual_seed(0)
         m = VisionTransformer(**cfg, **v)
@@ -235,10 +240,11 @@ def make_vit_reference(path):
             sd["patch_embed.proj.weight"] = m.patch_embed.proj.weight.detach().clone()
             out[f"patch_embed.proj.weight.{vname}"] = f32(sd["patch_embed.proj.weight"])
         if v.get("stem"):                           # the stem's own weights, a 1x1 patch conv from 16 channels
-            for k, t in m.state_dict().items():
+            for k, t in m.state_dict().items():     # (stem_pool: the backbone's keys of its own)
                 if "backbone" in k or k == "patch_embed.proj.weight":
                     sd[k] = t.detach().clone()
-                    out[k if "backbone" in k else f"{k}.{vname}"] = f32(sd[k])
+                    own = k == "patch_embed.proj.weight" or v.get("stem_pool")
+                    out[f"{k}.{vname}" if own else k] = f32(sd[k])
         if v["pool"] == "seq":                      # its scoring vector, scaled so the weights are far from uniform
             sd["seq_pool.weight"] = 20 * m.seq_pool.weight.detach().clone()
             out[f"seq_pool.weight.{vname}"] = f32(sd["seq_pool.weight"])

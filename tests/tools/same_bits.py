@@ -24,7 +24,7 @@ RUNS = [
 M = C + ["--model", "vit-micro-cifar"]
 OPTIONS = [
     ["--pool", "mean"], ["--pool", "cls"], ["--pos", "sincos2d"], ["--pos", "learned"],
-    ["--conv-stem", "32,64"], ["--conv-stem", "16", "--patch-overlap", "1"], ["--patch-overlap", "2"],
+    ["--conv-stem", "32,64"], ["--conv-stem", "32,64", "--stem-pool", "1"], ["--conv-stem", "16", "--patch-overlap", "1"], ["--patch-overlap", "2"],
     ["--patch-drop", "0.5"], ["--layer-scale", "1e-5"], ["--reg-tokens", "4"],
     ["--reg-tokens", "2", "--pool", "mean"], ["--drop-path", "0.1"], ["--drop", "0.1", "--attn-drop", "0.1"],
     ["--mlp-ratio", "2", "--dim", "64", "--heads", "2", "--depth", "2"], ["--img-size", "16", "--patch", "2"],
