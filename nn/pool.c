@@ -12,11 +12,15 @@
  *   avg:  y = Σ taps inside the image / k²        (padding counts as zeros in the divisor)
  *         dx[tap] += dy[i, j] / k²                for every tap of the window inside the image
  *
+ * Max pooling's forward is the row kernel simd/pool.h (vectorised per instruction set): the max
+ * across each row's taps, then down the window's rows, which keeps the rule above bit for bit.
  * Every (b, c) plane is independent: forward and backward run one plane per OpenMP iteration, and
  * each plane's gradient is added in a fixed (i, j, tap) order, so the bits do not depend on the
  * thread count. */
 #include "nn.h"
+#include "simd/simd.h"
 #include <math.h>
+#include <omp.h>
 
 typedef struct {
     int64_t B, C, H, W, k, s, pad, Ho, Wo;
@@ -80,26 +84,17 @@ vg_tensor *vg_max_pool2d_fn(vg_tensor *x, int kernel, int stride, int padding) {
     vg_tensor *xc = vg_contiguous_raw(x), *y = vg_empty(VG_DIMS(g->B, g->C, g->Ho, g->Wo));
     const real *X = vg_data(xc);
     real *Y = vg_data(y);
+    /* one plane per call of the row kernel (simd/pool.h), with its scratch per thread */
+    const vg_row_ops *rows = vg_rows();
+    const int nt = big(g) ? omp_get_max_threads() : 1;
+    const int64_t Wp = (g->Wo - 1) * g->s + g->k;
+    real *hv = vg_arena_alloc(sizeof(real) * (size_t)(nt * g->H * g->Wo)), *pr = vg_arena_alloc(sizeof(real) * (size_t)(nt * Wp));
+    int32_t *ha = vg_arena_alloc(sizeof(int32_t) * (size_t)(nt * g->H * g->Wo));
     #pragma omp parallel for schedule(static) if (big(g))
     for (int64_t plane = 0; plane < g->B * g->C; plane++) {
-        const real *xp = X + plane * HW;
-        for (int64_t i = 0; i < g->Ho; i++) {
-            int64_t y0, y1;
-            window(i, g->s, g->pad, g->k, g->H, &y0, &y1);
-            for (int64_t j = 0; j < g->Wo; j++) {
-                int64_t x0, x1;
-                window(j, g->s, g->pad, g->k, g->W, &x0, &x1);
-                int64_t best = y0 * g->W + x0;
-                real m = -INFINITY;
-                for (int64_t iy = y0; iy < y1; iy++)
-                    for (int64_t ix = x0; ix < x1; ix++) {
-                        const real v = xp[iy * g->W + ix];
-                        if (v > m || isnan(v)) { m = v; best = iy * g->W + ix; }
-                    }
-                Y[plane * P + i * g->Wo + j] = m;
-                g->argmax[plane * P + i * g->Wo + j] = (int32_t)best;
-            }
-        }
+        const int64_t t = big(g) ? omp_get_thread_num() : 0;
+        rows->maxpool_plane(X + plane * HW, g->H, g->W, g->k, g->s, g->pad, g->Ho, g->Wo, pr + t * Wp,
+                            hv + t * g->H * g->Wo, ha + t * g->H * g->Wo, Y + plane * P, g->argmax + plane * P);
     }
     if (vg_needs_grad(1, &x)) {
         vg_node *n = vg_record(y, "max_pool2d", max_pool2d_backward, 1, &x);

@@ -6,6 +6,8 @@
 #include "simd/gelu.h"
 #include "simd/softmax.h"
 #include "simd/layernorm.h"
+#include "simd/pool.h"
 
 const vg_row_ops VG_ROWS_OPS = { VG_ROWS_NAME, VG_ROWS_ISA, gelu_span, gelu_grad_span,
-                                 softmax_rows_inplace, layernorm_row, layernorm_grad_row };
+                                 softmax_rows_inplace, layernorm_row, layernorm_grad_row,
+                                 maxpool_plane };

@@ -12,6 +12,7 @@
 #pragma GCC diagnostic pop
 #include "simd/layernorm.h"
 #include "simd/neon_math.h"
+#include "simd/pool.h"
 #include <math.h>
 #include <string.h>
 
@@ -98,5 +99,6 @@ static void softmax_rows_neon(float *s, int64_t rows, int64_t N) {
 }
 
 const vg_row_ops vg_rows_neon = { "neon", VG_ISA_NEON, gelu_span_neon, gelu_grad_span_neon,
-                                  softmax_rows_neon, layernorm_row, layernorm_grad_row };
+                                  softmax_rows_neon, layernorm_row, layernorm_grad_row,
+                                  maxpool_plane };
 #endif

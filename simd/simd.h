@@ -1,4 +1,5 @@
-/* simd.h — the row kernels whose speed depends on the instruction set (GELU, softmax, LayerNorm),
+/* simd.h — the row kernels whose speed depends on the instruction set (GELU, softmax, LayerNorm,
+ * max pooling's taps),
  * one table per level: simd/rows.h holds their code, compiled once per instruction set
  * (rows_generic.c, rows_avx2.c, rows_avx512.c, rows_neon.c, each with its own target flags), and
  * isa/dispatch.c picks the table this CPU runs, once per process. nn/ calls them through vg_rows(). */
@@ -23,6 +24,10 @@ typedef struct {
     void (*layernorm_grad_row)(const real *x, const real *dy, const real *w, double mean,
                                double rstd, int64_t D, real *dx, bool accumulate, double *pw,
                                double *pb);
+    /* max pooling of one (H, W) plane to y, a (Ho, Wo): values and positions iy·W + ix; scratch
+     * pr of (Wo − 1)·s + k, hv and ha of H·Wo   (simd/pool.h) */
+    void (*maxpool_plane)(const real *x, int64_t H, int64_t W, int64_t k, int64_t s, int64_t pad,
+                          int64_t Ho, int64_t Wo, real *pr, real *hv, int32_t *ha, real *y, int32_t *a);
 } vg_row_ops;
 
 /* The table in use (isa/dispatch.c). */

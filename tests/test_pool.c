@@ -4,6 +4,7 @@
  * tie rule on whole-number inputs, NaN, strided inputs, thread-count determinism and the errors. */
 #include "test.h"
 #include "nn/nn.h"
+#include "simd/simd.h"
 #include "tensor/safetensors.h"
 #include <omp.h>
 #include <stdlib.h>
@@ -164,4 +165,58 @@ VG_TEST(pool_errors_are_values) {
     vg_tensor *y = vg_max_pool2d_fn(x, 4, 1, 2);
     CHECK(y && y->shape[2] == 5 && y->shape[3] == 5);
     vg_arena_reset();
+}
+
+/* the forward's row kernel (simd/pool.h, the table this level runs) against the rule written out
+ * as loops over each window, on every kernel 1–5, stride 1–3 and padding up to half the kernel over
+ * odd plane sizes. The inputs hold ties (whole numbers in [−2, 2]), −∞ and NaNs, so the
+ * first-largest and NaN rules meet every edge. Values are compared bit for bit; the positions
+ * through the backward: dy = 1, 2, 3, … (distinct whole numbers, exact sums) sends each output's
+ * own number to the position it chose, so dx equals the loops' only if every position does. */
+VG_TEST(pool_max_row_kernel_matches_the_window_loops) {
+    vg_rng rng = vg_rng_seed(21);
+    int cases = 0, geoms = 0, bad_y = 0, bad_dx = 0;
+    for (int k = 1; k <= 5; k++)
+        for (int s = 1; s <= 3; s++)
+            for (int p = 0; 2 * p <= k; p++)
+                for (int hw = 0; hw < 3; hw++) {
+                    const int64_t B = 2, C = 3, H = 5 + 4 * hw + k, W = 7 + 6 * hw + k;
+                    vg_tensor *x = vg_randn(&rng, VG_DIMS(B, C, H, W), 0, 1);
+                    real *xd = vg_data(x);
+                    for (int64_t e = 0; e < vg_numel(x); e++) {
+                        const uint64_t r = vg_rng_next(&rng) % 50;
+                        xd[e] = r == 0 ? NAN : r == 1 ? -INFINITY : r < 25 ? (real)(int)(xd[e] * 2) : xd[e];
+                    }
+                    x->requires_grad = true;
+                    vg_tensor *y = vg_max_pool2d_fn(x, k, s, p);
+                    REQUIRE(y);
+                    const int64_t Ho = y->shape[2], Wo = y->shape[3];
+                    vg_tensor *dy = vg_empty(y->ndim, y->shape), *want_dx = vg_zeros(VG_DIMS(B, C, H, W));
+                    for (int64_t o = 0; o < vg_numel(dy); o++) vg_data(dy)[o] = (real)(o + 1);
+                    REQUIRE(vg_backward(y, dy) && x->grad);
+                    for (int64_t pl = 0; pl < B * C; pl++)
+                        for (int64_t i = 0; i < Ho; i++)
+                            for (int64_t j = 0; j < Wo; j++) {
+                                const int64_t y0 = i * s - p < 0 ? 0 : i * s - p, x0 = j * s - p < 0 ? 0 : j * s - p;
+                                const int64_t y1 = i * s - p + k > H ? H : i * s - p + k, x1 = j * s - p + k > W ? W : j * s - p + k;
+                                real m = -INFINITY;
+                                int64_t best = y0 * W + x0;
+                                for (int64_t iy = y0; iy < y1; iy++)
+                                    for (int64_t ix = x0; ix < x1; ix++) {
+                                        const real v = xd[pl * H * W + iy * W + ix];
+                                        if (v > m || isnan(v)) { m = v; best = iy * W + ix; }
+                                    }
+                                const int64_t o = (pl * Ho + i) * Wo + j;
+                                const real got = vg_data(y)[o];
+                                bad_y += !(isnan(m) ? isnan(got) : memcmp(&got, &m, sizeof m) == 0);
+                                vg_data(want_dx)[pl * H * W + best] += (real)(o + 1);
+                                cases++;
+                            }
+                    geoms++;
+                    bad_dx += memcmp(vg_data(want_dx), vg_data(x->grad), sizeof(real) * (size_t)vg_numel(x)) != 0;
+                    vg_arena_reset();
+                }
+    printf("    %d outputs over %d geometries (%s rows)\n", cases, geoms, vg_rows()->name);
+    CHECK_MSG(bad_y == 0, "%d of %d max-pool outputs differ from the window loops", bad_y, cases);
+    CHECK_MSG(bad_dx == 0, "%d geometries: a max-pool position differs from the window loops", bad_dx);
 }
