@@ -50,7 +50,7 @@ for lv in $levels; do
     [ "$lv" = "$best" ] && continue
     export VG_ISA=$lv
     run "level $lv (VG_ISA=$lv): GEMM, layers, ViT, --amp, a training run" "$B/run_tests" \
-        test_gemm.c test_gemm_bf16.c test_tensor.c test_autograd.c test_nn.c test_vit.c test_amp.c train_resume_is_bit_exact
+        test_gemm.c test_gemm_bf16.c test_tensor.c test_autograd.c test_nn.c test_pool.c test_vit.c test_amp.c train_resume_is_bit_exact
     unset VG_ISA
 done
 # The default binary on older CPUs, under Debian's qemu-user: as a Nehalem (SSE4.2, no AVX) it
@@ -137,7 +137,7 @@ if [ -z "$X" ]; then
         qa=qemu-aarch64
         t_arm=$SECONDS
         X=$qa run "arm64 (qemu-aarch64): GEMM, layer parity" "$A/run_tests" gemm_all_transposes gemm_alpha_beta \
-            gemm_degenerate gemm_batched gemm_inside_parallel nn_parity_ nn_bias_gelu_accuracy nn_attention_softmax
+            gemm_degenerate gemm_batched gemm_inside_parallel nn_parity_ test_pool.c nn_bias_gelu_accuracy nn_attention_softmax
         export VG_ISA=generic
         X=$qa run "arm64 (qemu-aarch64), level generic (VG_ISA=generic): GEMM" "$A/run_tests" gemm_all_transposes gemm_alpha_beta
         unset VG_ISA
