@@ -1,6 +1,5 @@
 /* simd.h — the row kernels whose speed depends on the instruction set (GELU, softmax, LayerNorm,
- * max pooling's taps),
- * one table per level: simd/rows.h holds their code, compiled once per instruction set
+ * max pooling), one table per level: simd/rows.h holds their code, compiled once per instruction set
  * (rows_generic.c, rows_avx2.c, rows_avx512.c, rows_neon.c, each with its own target flags), and
  * isa/dispatch.c picks the table this CPU runs, once per process. nn/ calls them through vg_rows(). */
 #ifndef VG_SIMD_H
