@@ -50,6 +50,12 @@ static pool_geom *pool_check(const char *op, const vg_tensor *x, int kernel, int
         vg_set_error("%s: kernel %d larger than the padded input %s (padding %d)", op, kernel, sx, padding);
         return NULL;
     }
+    int64_t npp, nhv;            /* max pooling's positions and padded plane are 32-bit offsets */
+    vg_maxpool_scratch(g->H, g->W, g->k, g->s, g->pad, g->Wo, &npp, &nhv);
+    if (g->H * g->W > INT32_MAX || npp > INT32_MAX) {
+        vg_set_error("%s: a plane of %s has more than 2^31 elements", op, sx);
+        return NULL;
+    }
     return g;
 }
 
@@ -87,14 +93,15 @@ vg_tensor *vg_max_pool2d_fn(vg_tensor *x, int kernel, int stride, int padding) {
     /* one plane per call of the row kernel (simd/pool.h), with its scratch per thread */
     const vg_row_ops *rows = vg_rows();
     const int nt = big(g) ? omp_get_max_threads() : 1;
-    const int64_t Wp = (g->Wo - 1) * g->s + g->k;
-    real *hv = vg_arena_alloc(sizeof(real) * (size_t)(nt * g->H * g->Wo)), *pr = vg_arena_alloc(sizeof(real) * (size_t)(nt * Wp));
-    int32_t *ha = vg_arena_alloc(sizeof(int32_t) * (size_t)(nt * g->H * g->Wo));
+    int64_t npp, nhv;
+    vg_maxpool_scratch(g->H, g->W, g->k, g->s, g->pad, g->Wo, &npp, &nhv);
+    real *pp = vg_arena_alloc(sizeof(real) * (size_t)(nt * npp)), *hv = vg_arena_alloc(sizeof(real) * (size_t)(nt * nhv));
+    int32_t *hd = vg_arena_alloc(sizeof(int32_t) * (size_t)(nt * nhv));
     #pragma omp parallel for schedule(static) if (big(g))
     for (int64_t plane = 0; plane < g->B * g->C; plane++) {
         const int64_t t = big(g) ? omp_get_thread_num() : 0;
-        rows->maxpool_plane(X + plane * HW, g->H, g->W, g->k, g->s, g->pad, g->Ho, g->Wo, pr + t * Wp,
-                            hv + t * g->H * g->Wo, ha + t * g->H * g->Wo, Y + plane * P, g->argmax + plane * P);
+        rows->maxpool_plane(X + plane * HW, g->H, g->W, g->k, g->s, g->pad, g->Ho, g->Wo, pp + t * npp,
+                            hv + t * nhv, hd + t * nhv, Y + plane * P, g->argmax + plane * P);
     }
     if (vg_needs_grad(1, &x)) {
         vg_node *n = vg_record(y, "max_pool2d", max_pool2d_backward, 1, &x);

@@ -24,10 +24,24 @@ typedef struct {
                                double rstd, int64_t D, real *dx, bool accumulate, double *pw,
                                double *pb);
     /* max pooling of one (H, W) plane to y, a (Ho, Wo): values and positions iy·W + ix; scratch
-     * pr of (Wo − 1)·s + k, hv and ha of H·Wo   (simd/pool.h) */
+     * pp, hv and hd of the sizes vg_maxpool_scratch gives   (simd/pool.h) */
     void (*maxpool_plane)(const real *x, int64_t H, int64_t W, int64_t k, int64_t s, int64_t pad,
-                          int64_t Ho, int64_t Wo, real *pr, real *hv, int32_t *ha, real *y, int32_t *a);
+                          int64_t Ho, int64_t Wo, real *pp, real *hv, int32_t *hd, real *y, int32_t *a);
 } vg_row_ops;
+
+/* Max pooling's padded row: Wv columns of stride s, so that its pitch Wv·s holds the padding, the
+ * W image columns and every tap of the Wo windows. */
+static inline int64_t vg_maxpool_width(int64_t W, int64_t k, int64_t s, int64_t pad, int64_t Wo) {
+    const int64_t taps = (Wo - 1) * s + k, need = taps > pad + W ? taps : pad + W;
+    return (need + s - 1) / s;
+}
+/* its scratch per plane: *pp values of the padded plane, *hv = *hd entries of the across pass */
+static inline void vg_maxpool_scratch(int64_t H, int64_t W, int64_t k, int64_t s, int64_t pad, int64_t Wo,
+                                      int64_t *pp, int64_t *hv) {
+    const int64_t Wv = vg_maxpool_width(W, k, s, pad, Wo);
+    *pp = H * Wv * s + k;
+    *hv = H * Wv;
+}
 
 /* The table in use (isa/dispatch.c). */
 const vg_row_ops *vg_rows(void);

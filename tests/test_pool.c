@@ -143,6 +143,9 @@ VG_TEST(pool_same_bits_for_any_thread_count) {
 /* bad shapes and arguments are errors naming the op and the problem; NULL passes through */
 VG_TEST(pool_errors_are_values) {
     vg_tensor *x3 = vg_zeros(VG_DIMS(2, 4, 4)), *x = vg_zeros(VG_DIMS(1, 2, 4, 4));
+    /* a plane of 2^32 elements (a broadcast view: nothing is allocated before the check) */
+    vg_tensor *huge = vg_expand(vg_zeros(VG_DIMS(1, 1, 1, 1)), VG_DIMS(1, 1, 65536, 65536));
+    REQUIRE(huge);
     struct { vg_tensor *x; int k, s, p; const char *want; } bad[] = {
         {x3, 2, 2, 0, "must be 4-d"},
         {x, 0, 1, 0, "must be ≥ 1"},
@@ -150,6 +153,7 @@ VG_TEST(pool_errors_are_values) {
         {x, 2, 2, -1, "padding -1"},
         {x, 3, 1, 2, "more than half the kernel"},
         {x, 5, 1, 0, "larger than the padded input"},
+        {huge, 2, 2, 0, "more than 2^31 elements"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         for (int kind = MAX; kind <= AVG; kind++) {
@@ -187,6 +191,7 @@ VG_TEST(pool_max_row_kernel_matches_the_window_loops) {
                         const uint64_t r = vg_rng_next(&rng) % 50;
                         xd[e] = r == 0 ? NAN : r == 1 ? -INFINITY : r < 25 ? (real)(int)(xd[e] * 2) : xd[e];
                     }
+                    for (int64_t e = 0; e < H * W; e++) xd[e] = -INFINITY;   /* plane 0: every window all −∞ */
                     x->requires_grad = true;
                     vg_tensor *y = vg_max_pool2d_fn(x, k, s, p);
                     REQUIRE(y);
