@@ -95,8 +95,9 @@ bool vg_vit_trace(vg_vit *m, int batch, FILE *f) {
     vg_tensor *x = img;
     char label[64];
     for (int i = 0; i < vg_vit_stem_depth(c); i++) {
-        x = vg_relu(vg_conv2d_fn(x, m->stem[i].weight, m->stem[i].bias, c->stem_pool ? 1 : 2, 1));
-        if (c->stem_pool) x = vg_max_pool2d_fn(x, 3, 2, 1);
+        x = vg_conv2d_fn(x, m->stem[i].weight, m->stem[i].bias, c->stem_pool ? 1 : 2, 1);
+        if (c->stem_pool) x = vg_max_pool2d_fn(x, 3, 2, 1);    /* before the ReLU, as vit.c */
+        x = vg_relu(x);
         const int64_t n = numel_or0(m->stem[i].weight) + numel_or0(m->stem[i].bias);
         const double fl = B * stem_layer_flops(c, i);
         snprintf(label, sizeof label, c->stem_pool ? "stem.%d (conv 3x3, max/2)" : "stem.%d (conv 3x3/2, ReLU)", i);

@@ -372,9 +372,14 @@ vg_tensor *vg_vit_patch_embed(vg_vit *m, vg_tensor *image) {
         return NULL;
     }
     vg_tensor *x = image;
+    /* With stem_pool each conv runs at stride 1 and the max pool halves the map. The pool comes
+     * before the ReLU: max commutes with the monotone ReLU, so these are the values and gradients
+     * of CCT's conv → ReLU → pool (for finite activations: a window whose taps are all ≤ 0 gives 0
+     * either way, and its gradient is 0 either way), with the ReLU on a quarter of the elements. */
     for (int i = 0; i < vg_vit_stem_depth(c); i++) {     /* (B, C_i, H/2^(i+1), W/2^(i+1)) */
-        x = vg_relu(vg_conv2d_forward(&m->stem[i], x));    /* stem_pool: stride 1, the pool halves */
+        x = vg_conv2d_forward(&m->stem[i], x);
         if (c->stem_pool) x = vg_max_pool2d_fn(x, 3, 2, 1);
+        x = vg_relu(x);
     }
     x = vg_conv2d_forward(&m->patch_embed, x);                  /* stride P/2^n, padding overlap: (B, D, h, w) */
     x = vg_flatten(x, 2, 3);                                                                     /* (B, D, N) */
