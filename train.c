@@ -142,6 +142,7 @@ static int build_model(options *o, const vg_dataset *test, const char *dir, char
     vg_vit_state(&t->model, &t->state_dict);
     t->opt = vg_adamw_new(&t->params, o->wd);
     if (o->layer_decay > 0 && o->layer_decay < 1) run_layer_decay(t, o->layer_decay);
+    if (o->muon && run_muon(t, o, err)) return -1;
     t->sync = vg_grad_sync_new(&t->params, (size_t)(o->bucket_mb * (1 << 20)), err, ERRLEN);
     return t->sync ? 0 : -1;
 }
@@ -360,6 +361,7 @@ int main(int argc, char **argv) {
     int64_t dropped; double g_drop, g_full, tflop = trainer_compute_tflop(t, &o, &dropped, &g_drop, &g_full);
     printf("compute: %.1f TFLOP in total (%lld training images x %.4f GFLOP per image per step", tflop, (long long)dropped, g_drop);
     if (t->images > dropped) printf(", then %lld x %.4f with every patch", (long long)(t->images - dropped), g_full);
+    if (t->opt->muon) printf(", and %lld steps x %.3f GFLOP of Muon's Newton-Schulz", (long long)t->step, vg_muon_flops(t->opt) / 1e9);
     printf(")\n");
     printf("weights: %s/model.safetensors%s\n", o.out, t->has_ema ? " (the weight average: model_ema.safetensors)" : "");
     return finish(0);

@@ -39,6 +39,7 @@ void vg_adamw_step(vg_adamw *o, double lr) {
         vg_tensor *pt = e->tensor;
         if (!pt->grad) continue;                      /* unused parameter: PyTorch skips it too */
         const double lr_i = o->lr_scale ? lr * o->lr_scale[i] : lr;
+        if (vg_muon_on(o, i)) { vg_muon_update(o, i, lr_i); continue; }
         const real step_size = (real)(lr_i / bc1);
         real *p = vg_data(pt), *g = vg_data(pt->grad);
         real *m = vg_data(o->exp_avg[i]), *v = vg_data(o->exp_avg_sq[i]);
@@ -58,7 +59,7 @@ void vg_adamw_step(vg_adamw *o, double lr) {
 void vg_adamw_free(vg_adamw *o) {
     if (!o) return;
     for (int i = 0; i < o->params->n; i++) { vg_tensor_free(o->exp_avg[i]); vg_tensor_free(o->exp_avg_sq[i]); }
-    free(o->exp_avg); free(o->exp_avg_sq); free(o->lr_scale); free(o);
+    free(o->exp_avg); free(o->exp_avg_sq); free(o->lr_scale); vg_muon_free(o->muon); free(o);
 }
 
 void vg_adamw_set_lr_scale(vg_adamw *o, const double *scale) {

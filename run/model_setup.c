@@ -156,3 +156,24 @@ void run_layer_decay(trainer *t, double decay) {
     }
     printf(", x 1 for the final norm and head\n");
 }
+
+int run_muon(trainer *t, const options *o, char *err) {
+    bool *on = calloc((size_t)(t->params.n > 0 ? t->params.n : 1), sizeof(bool));
+    int n = 0;
+    int64_t elems = 0;
+    for (int i = 0; i < t->params.n; i++) {
+        const vg_tensor *p = t->params.items[i].tensor;
+        on[i] = !strncmp(t->params.items[i].name, "blocks.", 7) && p->ndim == 2;
+        if (on[i]) { n++; elems += vg_numel(p); }
+    }
+    const vg_muon_adjust adj = !strcmp(o->muon_adjust, "original") ? VG_MUON_ORIGINAL : VG_MUON_MATCH_RMS_ADAMW;
+    const double lr = o->muon_lr > 0 ? o->muon_lr : o->lr;
+    const bool ok = vg_adamw_use_muon(t->opt, on, lr / o->lr, o->muon_momentum, adj);
+    free(on);
+    if (!ok) { snprintf(err, RUN_ERRLEN, "--muon: %.900s", vg_error()); return -1; }
+    const double per_image = vg_muon_flops(t->opt) / ((double)o->batch * o->grad_accum_steps) / 1e9;
+    printf("muon: %d matrices of the blocks (%lld weights), lr %g, momentum %g, %s; AdamW for the other %d tensors; "
+           "Newton-Schulz %.4f GFLOP per image (%.1f %% on top of the model's)\n", n, (long long)elems, lr,
+           o->muon_momentum, o->muon_adjust, t->params.n - n, per_image, 100 * per_image / trainer_gflop_per_image(t));
+    return 0;
+}

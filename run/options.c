@@ -100,6 +100,18 @@ static const flag_def flags[] = {
      "layer-wise lr decay for fine-tuning (timm's): block i learns at\n"
      "lr*X^(depth-i), the embeddings at lr*X^(depth+1), the final norm\n"
      "and head at lr; 0 or 1 = off (default off)"},
+    {NULL, "--muon", NULL, F_SWITCH, OPT(muon), 0, 0, NULL,
+     "Muon (torch.optim.Muon, nesterov) for the blocks' 2-d weights (qkv,\n"
+     "proj, fc1, fc2), AdamW for the rest; its Newton-Schulz FLOPs are\n"
+     "counted in the run's compute"},
+    {NULL, "--muon-lr", "X", F_REAL, OPT(muon_lr), 0, 10, NULL,
+     "Muon's peak lr, on the same warmup + cosine (default: --lr)"},
+    {NULL, "--muon-momentum", "M", F_REAL, OPT(muon_momentum), 0, 0.999999, NULL, "(default 0.95)"},
+    {NULL, "--muon-adjust", "FN", F_CHOICE, OPT(muon_adjust), 0, 0, "match_rms_adamw|original",
+     "the update's scale: match_rms_adamw 0.2*sqrt(max(rows, cols)) (Moonshot;\n"
+     "AdamW's lr and wd carry over) or original sqrt(max(1, rows/cols))\n"
+     "(Keller Jordan's, torch's default; with a lr near 0.02) (default\n"
+     "match_rms_adamw)"},
     {NULL, "--label-smoothing", "X", F_REAL, OPT(label_smoothing), 0, 0.999, NULL, "(default 0.1); with Mixup/CutMix folded into the soft targets"},
     {NULL, "--smoothing", "X", F_REAL, OPT(label_smoothing), 0, 0.999, NULL, "the same (timm's name)"},
     {NULL, "--grad-accum-steps", "K", F_INT, OPT(grad_accum_steps), 1, 4096, NULL,
@@ -409,6 +421,7 @@ options vg_options_parse(int argc, char **argv) {
     o.lr = 1e-3; o.wd = 0.05; o.min_lr = 1e-5; o.label_smoothing = 0.1; o.clip = 1.0;
     o.warmup = -1; o.patch_drop_until = -1; o.patch_drop_until_step = -1; o.eval_every = -1; o.save_every = -1; o.log_every = 50; o.snapshots = 8;   /* -1: by run length */
     o.mixup_prob = 1.0; o.mixup_switch_prob = 0.5; o.model_ema_decay = 0.9998; o.grad_accum_steps = 1; o.tta = "none";
+    o.muon_momentum = 0.95; o.muon_adjust = "match_rms_adamw";
     o.threads = 0; o.loader_threads = 1; o.bucket_mb = 2; o.comm_timeout = 300; o.interp_name = "bicubic"; o.aug = "auto";
     const char *bf16_gemm = getenv("VG_BF16_GEMM");
     o.amp_dtype = "bfloat16"; o.amp_kernel = bf16_gemm && *bf16_gemm ? bf16_gemm : "auto";
@@ -427,6 +440,8 @@ options vg_options_parse(int argc, char **argv) {
     }
     if (o.resume && o.init) bad_flag("--init", "cannot be combined with --resume");
     if (o.profile && !o.bench) bad_flag("--profile", "needs --bench N (it profiles the benchmark's steps)");
+    for (size_t k = 0; k < N_FLAGS; k++)
+        if (given[k] && !o.muon && !strncmp(flags[k].name, "--muon-", 7)) bad_flag(flags[k].name, "needs --muon");
     if (!strcmp(o.amp_dtype, "float16"))
         bad_flag("--amp-dtype", "float16 is not supported: vitgrad's mixed precision is bf16 only (FP32's "
                  "exponent range, so no loss scaling); use --amp-dtype bfloat16");

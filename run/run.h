@@ -63,6 +63,9 @@ typedef struct {
     const char *ov[VG_VIT_NFIELDS];
     bool model_given;            /* --model was given (else the dataset's preset, or the --init file's model) */
     double layer_decay;          /* --layer-decay: per-block lr scale (0 = off) */
+    bool muon;                   /* --muon: the blocks' matrices by Muon (optim/muon.c) */
+    double muon_lr, muon_momentum;   /* muon_lr 0: --lr */
+    const char *muon_adjust;     /* match_rms_adamw | original */
     const char *interp_name;
     int snapshots;               /* --snapshots: weight copies in OUT/snapshots (run/snapshot.c); 0 = none */
 } options;
@@ -124,6 +127,8 @@ int run_fit_init_weights(trainer *t, const vg_st_file *f, const char *path, vg_i
 
 /* --layer-decay: the optimizer's per-parameter lr scales (vg_layer_decay_scale), printed */
 void run_layer_decay(trainer *t, double decay);
+/* --muon: Muon for the blocks' 2-d weights (their names blocks.*, 2-d), printed; -1 with err */
+int run_muon(trainer *t, const options *o, char *err);
 
 /* ------------------------------------------------------------------ the data (run/data_setup.c) */
 /* With the model built, before anything is evaluated or trained: refuses a dataset of fewer than 2

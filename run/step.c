@@ -142,7 +142,8 @@ double trainer_compute_tflop(const trainer *t, const options *o, int64_t *images
     /* every step trains the same number of images (the global batch) */
     const int64_t until = o->patch_drop_until_step;
     *images_dropped = until < 0 || t->step <= until ? t->images : t->step ? t->images / t->step * until : 0;
-    return ((double)*images_dropped * *gflop_dropped + (double)(t->images - *images_dropped) * *gflop_full) / 1e3;
+    return ((double)*images_dropped * *gflop_dropped + (double)(t->images - *images_dropped) * *gflop_full) / 1e3 +
+           (double)t->step * vg_muon_flops(t->opt) / 1e12;     /* --muon: its Newton–Schulz, per step */
 }
 
 int trainer_ema_init(trainer *t, char *err) {
@@ -191,7 +192,7 @@ int trainer_bench(trainer *t, const options *o) {
     }
     double med = vg_median(ms, n);
     double ips = o->batch / (med / 1e3);
-    const double flops = trainer_gflop_per_image(t) * 1e9;              /* what a step computes */
+    const double flops = trainer_gflop_per_image(t) * 1e9 + vg_muon_flops(t->opt) / o->batch;   /* what a step computes */
     char amp[600] = "";
     if (o->amp) snprintf(amp, sizeof amp, " --amp (%s)", run_amp_describe());
     printf("bench: model %s batch %d threads %d%s%s: median step %.1f ms (min %.1f, max %.1f), %.1f images/s, "

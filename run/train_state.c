@@ -72,6 +72,7 @@ int trainer_save_checkpoint(trainer *t, const options *o, const vg_lr_schedule *
         {"train.grad_accum_steps", o->grad_accum_steps}, {"train.mixup", o->mixup}, {"train.cutmix", o->cutmix},
         {"train.mixup_prob", o->mixup_prob}, {"train.mixup_switch_prob", o->mixup_switch_prob},
         {"train.reprob", o->reprob}, {"train.patch_drop_until_step", (double)o->patch_drop_until_step}, {"train.model_ema_decay", o->model_ema ? o->model_ema_decay : 0},
+        {"train.muon_lr", o->muon ? (o->muon_lr > 0 ? o->muon_lr : o->lr) : 0}, {"train.muon_momentum", o->muon ? o->muon_momentum : 0},
     };
     for (size_t k = 0; k < sizeof hyper / sizeof hyper[0]; k++) {
         snprintf(v, sizeof v, "%.17g", hyper[k].value);
@@ -79,6 +80,7 @@ int trainer_save_checkpoint(trainer *t, const options *o, const vg_lr_schedule *
     }
     vg_st_writer_meta(sw, "train.aug", o->aug, err, ERRLEN);
     vg_st_writer_meta(sw, "train.aa", o->aa ? o->aa : "", err, ERRLEN);
+    vg_st_writer_meta(sw, "train.optimizer", o->muon ? (strcmp(o->muon_adjust, "original") ? "muon+adamw (match_rms_adamw)" : "muon+adamw (original)") : "adamw", err, ERRLEN);
     const char *names[3] = {"model.safetensors", "train_state.safetensors", "model_ema.safetensors"};
     const vg_st_writer *writers[3] = {mw, sw, ew};
     rc = vg_checkpoint_save_files(o->out, t->step, t->has_ema ? 3 : 2, names, writers, err, ERRLEN);

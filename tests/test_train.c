@@ -46,11 +46,18 @@ VG_TEST(train_lr_schedule_warmup_then_cosine) {
     CHECK_CLOSE(vg_lr_at(&none, 0), 1e-3, 1e-12);
 }
 
-/* 10 AdamW steps of a small ViT with warmup + cosine and clipping, against PyTorch */
-VG_TEST(train_adamw_matches_pytorch_for_10_steps) {
-    char err[512];
-    vg_st_file *f = vg_st_open("tests/reference/train_reference.safetensors", err, sizeof err);
+/* 10 steps of a small ViT with warmup + cosine and clipping, against PyTorch's trajectory in
+ * tests/reference/<file> (make_train_reference.py): AdamW alone (muon NULL), or with Muon for the
+ * blocks' 2-d weights under the keys muon.<muon>.*; losses and the final weights */
+static void trajectory_matches_pytorch(const char *file, const char *muon) {
+    char err[512], path[256], key[200];
+    snprintf(path, sizeof path, "tests/reference/%s", file);
+    vg_st_file *f = vg_st_open(path, err, sizeof err);
     if (!f) { CHECK_MSG(0, "%s", err); return; }
+    vg_st_file *batches = muon ? vg_st_open("tests/reference/train_reference.safetensors", err, sizeof err) : f;
+    if (!batches) { CHECK_MSG(0, "%s", err); vg_st_close(f); return; }
+    char pre[64] = "";
+    if (muon) snprintf(pre, sizeof pre, "muon.%s.", muon);
     vg_vit_config cfg = vg_vit_config_default();
     cfg.img_size = 16; cfg.patch_size = 4; cfg.in_chans = 3; cfg.num_classes = 10;
     cfg.embed_dim = 32; cfg.depth = 2; cfg.num_heads = 2;
@@ -60,22 +67,36 @@ VG_TEST(train_adamw_matches_pytorch_for_10_steps) {
     vg_params params = {0}, state = {0};
     vg_vit_params(&m, &params);
     vg_vit_state(&m, &state);
-    REQUIRE(vg_params_load(&state, f, "init.", false, NULL, err, sizeof err) == 0);
+    REQUIRE(vg_params_load(&state, batches, "init.", false, NULL, err, sizeof err) == 0);
     vg_adamw *opt = vg_adamw_new(&params, 0.05);
+    int n_muon = 0;
+    if (muon) {
+        double muon_lr;
+        snprintf(key, sizeof key, "%slr", pre);
+        REQUIRE(vg_st_read_f64(f, key, &muon_lr, 1, err, sizeof err) == 0);
+        bool *on = calloc((size_t)params.n, sizeof(bool));
+        for (int i = 0; i < params.n; i++) {
+            on[i] = !strncmp(params.items[i].name, "blocks.", 7) && params.items[i].tensor->ndim == 2;
+            n_muon += on[i];
+        }
+        REQUIRE(vg_adamw_use_muon(opt, on, muon_lr / 1e-3, 0.95, strcmp(muon, "original") ? VG_MUON_MATCH_RMS_ADAMW : VG_MUON_ORIGINAL));
+        free(on);
+    }
     vg_lr_schedule sched = {1e-3, 1e-5, 3, 10};
     double want_loss[10], want_lr[10], want_norm[10];
-    REQUIRE(vg_st_read_f64(f, "losses", want_loss, 10, err, sizeof err) == 0);
-    REQUIRE(vg_st_read_f64(f, "lrs", want_lr, 10, err, sizeof err) == 0);
-    REQUIRE(vg_st_read_f64(f, "grad_norms", want_norm, 10, err, sizeof err) == 0);
+    snprintf(key, sizeof key, "%slosses", pre);
+    REQUIRE(vg_st_read_f64(f, key, want_loss, 10, err, sizeof err) == 0);
+    REQUIRE(vg_st_read_f64(batches, "lrs", want_lr, 10, err, sizeof err) == 0);
+    REQUIRE(vg_st_read_f64(batches, "grad_norms", want_norm, 10, err, sizeof err) == 0);
     double worst_loss = 0, worst_norm = 0;
     for (int step = 0; step < 10; step++) {
         char name[32];
         vg_tensor *x = vg_empty(VG_DIMS(8, 3, 16, 16));
         snprintf(name, sizeof name, "x.%d", step);
-        REQUIRE(vg_st_read_f32(f, name, vg_data(x), 8 * 3 * 16 * 16, err, sizeof err) == 0);
+        REQUIRE(vg_st_read_f32(batches, name, vg_data(x), 8 * 3 * 16 * 16, err, sizeof err) == 0);
         int64_t y64[8]; int32_t y[8];
         snprintf(name, sizeof name, "y.%d", step);
-        REQUIRE(vg_st_read_i64(f, name, y64, 8, err, sizeof err) == 0);
+        REQUIRE(vg_st_read_i64(batches, name, y64, 8, err, sizeof err) == 0);
         for (int i = 0; i < 8; i++) y[i] = (int32_t)y64[i];
         double lr = vg_lr_at(&sched, step);
         CHECK_CLOSE(lr, want_lr[step], 1e-15);
@@ -87,16 +108,18 @@ VG_TEST(train_adamw_matches_pytorch_for_10_steps) {
         vg_adamw_step(opt, lr);
         double dl = fabs((double)vg_item(loss) - want_loss[step]);
         if (dl > worst_loss) worst_loss = dl;
-        if (fabs(norm - want_norm[step]) / want_norm[step] > worst_norm) worst_norm = fabs(norm - want_norm[step]) / want_norm[step];
+        /* AdamW alone: the norms of its trajectory (Muon's moves the weights elsewhere after step 0) */
+        if ((!muon || step == 0) && fabs(norm - want_norm[step]) / want_norm[step] > worst_norm)
+            worst_norm = fabs(norm - want_norm[step]) / want_norm[step];
         vg_arena_reset();
     }
-    CHECK_MSG(worst_loss <= 1e-5, "10-step losses differ from PyTorch by up to %.3g (limit 1e-5)", worst_loss);
-    CHECK_MSG(worst_norm <= 1e-4, "gradient norms differ by up to %.3g relative", worst_norm);
+    CHECK_MSG(worst_loss <= 1e-5, "%s: 10-step losses differ from PyTorch by up to %.3g (limit 1e-5)", file, worst_loss);
+    CHECK_MSG(worst_norm <= 1e-4, "%s: gradient norms differ by up to %.3g relative", file, worst_norm);
     /* final weights: rel err = max|a − b| / max|b| per tensor */
     double worst = 0; const char *worst_name = "";
     for (int i = 0; i < state.n; i++) {
         vg_tensor *t = state.items[i].tensor;
-        char name[200]; snprintf(name, sizeof name, "final.%s", state.items[i].name);
+        char name[200]; snprintf(name, sizeof name, "%sfinal.%s", pre, state.items[i].name);
         size_t n = (size_t)vg_numel(t);
         float *ref = malloc(sizeof(float) * n);
         REQUIRE(vg_st_read_f32(f, name, ref, n, err, sizeof err) == 0);
@@ -117,13 +140,75 @@ VG_TEST(train_adamw_matches_pytorch_for_10_steps) {
         if (rel > worst) { worst = rel; worst_name = state.items[i].name; }
         free(ref);
     }
-    CHECK_MSG(worst <= 1e-4, "final weights: %s differs by %.3g relative (limit 1e-4)", worst_name, worst);
-    if (getenv("VG_VERBOSE")) printf("    adamw parity: loss abs err %.3g, grad-norm rel err %.3g, weights rel err %.3g (%s)\n",
-                                     worst_loss, worst_norm, worst, worst_name);
+    CHECK_MSG(worst <= 1e-4, "%s: final weights: %s differs by %.3g relative (limit 1e-4)", file, worst_name, worst);
+    printf("    %s%s parity: loss abs err %.3g, weights rel err %.3g (%s)\n", muon ? "muon " : "adamw", muon ? muon : "",
+           worst_loss, worst, worst_name);
+    if (muon) CHECK_MSG(n_muon == 8, "Muon took %d matrices, want the 8 of two blocks", n_muon);
     vg_adamw_free(opt);
     vg_params_free(&params); vg_params_free(&state);
     vg_vit_free(&m);
+    if (batches != f) vg_st_close(batches);
     vg_st_close(f);
+}
+
+VG_TEST(train_adamw_matches_pytorch_for_10_steps) { trajectory_matches_pytorch("train_reference.safetensors", NULL); }
+/* torch.optim.Muon's update (written out in the script for torch 1.13) on the blocks' matrices */
+VG_TEST(train_muon_matches_pytorch_for_10_steps) {
+    trajectory_matches_pytorch("train_muon_reference.safetensors", "original");
+    trajectory_matches_pytorch("train_muon_reference.safetensors", "match");
+}
+
+/* Newton–Schulz on its own: the singular values of NS₅(U) lie in the band the quintic is tuned
+ * for (~0.7–1.2), its singular vectors are U's (then U·NS₅(U)ᵀ = P·S·Σ'·Pᵀ is symmetric), and a
+ * tall matrix gives the transpose of its wide one */
+VG_TEST(train_muon_newton_schulz_orthogonalises) {
+    enum { R = 12, C = 20 };
+    vg_rng rng = vg_rng_seed(4);
+    real u[R * C], ut[C * R], o[R * C], ot[C * R];
+    for (int k = 0; k < R * C; k++) u[k] = (real)vg_rng_normal(&rng) * (k % 7 == 0 ? 10 : 1);
+    for (int i = 0; i < R; i++) for (int j = 0; j < C; j++) ut[j * R + i] = u[i * C + j];
+    vg_muon_orthogonalize(u, R, C, o);
+    vg_muon_orthogonalize(ut, C, R, ot);
+    double lo = 1e9, hi = 0, asym = 0, tdiff = 0;
+    /* G = O·Oᵀ (R × R): its eigenvalues are the squared singular values, the largest by power
+     * iteration on G, the smallest on hi·I − G */
+    double g[R][R];
+    for (int i = 0; i < R; i++)
+        for (int j = 0; j < R; j++) {
+            double sum = 0;
+            for (int k = 0; k < C; k++) sum += (double)o[i * C + k] * (double)o[j * C + k];
+            g[i][j] = sum;
+        }
+    for (int pass = 0; pass < 2; pass++) {
+        double v[R], shift = pass ? hi : 0;
+        for (int i = 0; i < R; i++) v[i] = 1.0 + 0.1 * i;
+        double lambda = 0;
+        for (int it = 0; it < 500; it++) {
+            double w[R], norm = 0;
+            for (int i = 0; i < R; i++) {
+                w[i] = 0;
+                for (int j = 0; j < R; j++) w[i] += (pass ? (i == j ? shift : 0) - g[i][j] : g[i][j]) * v[j];
+                norm += w[i] * w[i];
+            }
+            norm = sqrt(norm);
+            lambda = norm;
+            for (int i = 0; i < R; i++) v[i] = w[i] / norm;
+        }
+        if (pass == 0) hi = lambda; else lo = shift - lambda;
+    }
+    /* U·Oᵀ (R × R) is symmetric when O shares U's singular vectors */
+    for (int i = 0; i < R; i++)
+        for (int j = 0; j < R; j++) {
+            double a = 0, b = 0;
+            for (int k = 0; k < C; k++) { a += (double)u[i * C + k] * o[j * C + k]; b += (double)u[j * C + k] * o[i * C + k]; }
+            if (fabs(a - b) > asym) asym = fabs(a - b);
+        }
+    for (int i = 0; i < R; i++) for (int j = 0; j < C; j++) tdiff = fmax(tdiff, fabs((double)o[i * C + j] - ot[j * R + i]));
+    printf("    NS5 of a 12x20 matrix: singular values %.3f … %.3f, U·Oᵀ asymmetry %.2g, tall vs wide %.2g\n",
+           sqrt(lo), sqrt(hi), asym, tdiff);
+    CHECK_MSG(sqrt(lo) > 0.5 && sqrt(hi) < 1.5, "singular values %.3f … %.3f outside the quintic's band", sqrt(lo), sqrt(hi));
+    CHECK_MSG(asym < 1e-4, "U·NS5(U)ᵀ is not symmetric (%.3g): the singular vectors moved", asym);
+    CHECK_MSG(tdiff < 1e-6, "NS5(Uᵀ) differs from NS5(U)ᵀ by %.3g", tdiff);
 }
 
 /* ------------------------------------------------------------------ checkpoints */
@@ -471,6 +556,44 @@ VG_TEST(train_grad_accum_equals_the_larger_batch) {
     REQUIRE(run(cmd, out, sizeof out) == 0);
     snprintf(b, sizeof b, "%s/small/model.safetensors", root);
     CHECK(max_rel_diff(a, b) > 1e-3);
+}
+
+/* --muon: printed, counted in the compute, recorded in the train state, and resumed bit for bit
+ * (its momentum is the exp_avg the checkpoint keeps); its flags need it */
+VG_TEST(train_muon_runs_and_resumes_bit_exact) {
+    const char *root = tmp_dir();
+    REQUIRE(root);
+    char cmd[2048], out[8192], a[512], b[512];
+    snprintf(cmd, sizeof cmd, TINY " --muon --muon-lr 0.01 --data %s/cifar --steps 8 --save-every 0 --out %s/muon_straight", root, root);
+    REQUIRE(run(cmd, out, sizeof out) == 0);
+    CHECK_MSG(strstr(out, "muon: 4 matrices of the blocks") && strstr(out, "lr 0.01") && strstr(out, "8 steps x "),
+              "%s", out);
+    snprintf(cmd, sizeof cmd, TINY " --muon --muon-lr 0.01 --data %s/cifar --steps 8 --save-every 0 --stop-at 5 --out %s/muon_resumed", root, root);
+    REQUIRE(run(cmd, out, sizeof out) == 0);
+    snprintf(cmd, sizeof cmd, TINY " --muon --muon-lr 0.01 --data %s/cifar --steps 8 --save-every 0 --resume %s/muon_resumed --out %s/muon_resumed", root, root, root);
+    int rc = run(cmd, out, sizeof out);
+    CHECK_MSG(rc == 0 && strstr(out, "at step 5"), "resume: exit %d: %s", rc, out);
+    snprintf(a, sizeof a, "%s/muon_straight/model.safetensors", root);
+    snprintf(b, sizeof b, "%s/muon_resumed/model.safetensors", root);
+    CHECK_MSG(vg_test_same_bytes(a, b), "--muon: final weights after resume differ from the uninterrupted run");
+    char e[512];
+    snprintf(a, sizeof a, "%s/muon_resumed/train_state.safetensors", root);
+    vg_st_file *st = vg_st_open(a, e, sizeof e);
+    CHECK_MSG(st && vg_st_meta(st, "train.optimizer") && strstr(vg_st_meta(st, "train.optimizer"), "muon") &&
+              atof(vg_st_meta(st, "train.muon_lr")) == 0.01, "%s", st ? "train.optimizer/muon_lr not recorded" : e);
+    if (st) {   /* Muon's matrix keeps a momentum and no second moment; AdamW's tensors have both */
+        float fc1_m[16 * 64], fc1_v[16 * 64], head_v[10 * 16];
+        REQUIRE(vg_st_read_f32(st, "optimizer.exp_avg.blocks.0.mlp.fc1.weight", fc1_m, 16 * 64, e, sizeof e) == 0);
+        REQUIRE(vg_st_read_f32(st, "optimizer.exp_avg_sq.blocks.0.mlp.fc1.weight", fc1_v, 16 * 64, e, sizeof e) == 0);
+        REQUIRE(vg_st_read_f32(st, "optimizer.exp_avg_sq.head.weight", head_v, 10 * 16, e, sizeof e) == 0);
+        double m = 0, v = 0, hv = 0;
+        for (int k = 0; k < 16 * 64; k++) { m += fabs(fc1_m[k]); v += fabs(fc1_v[k]); }
+        for (int k = 0; k < 10 * 16; k++) hv += head_v[k];
+        CHECK_MSG(m > 0 && v == 0 && hv > 0, "fc1 momentum %g, fc1 second moment %g (want 0), head's %g", m, v, hv);
+        vg_st_close(st);
+    }
+    rc = run("./train --muon-lr 0.01", out, sizeof out);
+    CHECK_MSG(rc == 2 && strstr(out, "--muon-lr") && strstr(out, "needs --muon"), "exit %d: %s", rc, out);
 }
 
 /* Every regulariser on (RandAugment, erasing, Mixup/CutMix, drop-path, patch dropout that ends at
