@@ -170,24 +170,29 @@ VG_TEST(train_muon_newton_schulz_orthogonalises) {
     vg_muon_orthogonalize(u, R, C, o);
     vg_muon_orthogonalize(ut, C, R, ot);
     double lo = 1e9, hi = 0, asym = 0, tdiff = 0;
+    /* the checks in double, no fmax reduction (one made aarch64 gcc 12's vectoriser crash) */
+    static double du[R * C], dO[R * C];
+    for (int k = 0; k < R * C; k++) { du[k] = (double)u[k]; dO[k] = (double)o[k]; }
     /* G = O·Oᵀ (R × R): its eigenvalues are the squared singular values, the largest by power
      * iteration on G, the smallest on hi·I − G */
     double g[R][R];
     for (int i = 0; i < R; i++)
         for (int j = 0; j < R; j++) {
             double sum = 0;
-            for (int k = 0; k < C; k++) sum += (double)o[i * C + k] * (double)o[j * C + k];
+            for (int k = 0; k < C; k++) sum += dO[i * C + k] * dO[j * C + k];
             g[i][j] = sum;
         }
     for (int pass = 0; pass < 2; pass++) {
-        double v[R], shift = pass ? hi : 0;
+        double v[R], shift = pass ? hi : 0, mat[R][R];
+        for (int i = 0; i < R; i++)
+            for (int j = 0; j < R; j++) mat[i][j] = pass ? (i == j ? shift : 0) - g[i][j] : g[i][j];
         for (int i = 0; i < R; i++) v[i] = 1.0 + 0.1 * i;
         double lambda = 0;
         for (int it = 0; it < 500; it++) {
             double w[R], norm = 0;
             for (int i = 0; i < R; i++) {
                 w[i] = 0;
-                for (int j = 0; j < R; j++) w[i] += (pass ? (i == j ? shift : 0) - g[i][j] : g[i][j]) * v[j];
+                for (int j = 0; j < R; j++) w[i] += mat[i][j] * v[j];
                 norm += w[i] * w[i];
             }
             norm = sqrt(norm);
@@ -200,15 +205,15 @@ VG_TEST(train_muon_newton_schulz_orthogonalises) {
     for (int i = 0; i < R; i++)
         for (int j = 0; j < R; j++) {
             double a = 0, b = 0;
-            for (int k = 0; k < C; k++) { a += (double)u[i * C + k] * o[j * C + k]; b += (double)u[j * C + k] * o[i * C + k]; }
+            for (int k = 0; k < C; k++) { a += du[i * C + k] * dO[j * C + k]; b += du[j * C + k] * dO[i * C + k]; }
             if (fabs(a - b) > asym) asym = fabs(a - b);
         }
-    for (int i = 0; i < R; i++) for (int j = 0; j < C; j++) tdiff = fmax(tdiff, fabs((double)o[i * C + j] - ot[j * R + i]));
+    for (int i = 0; i < R; i++) for (int j = 0; j < C; j++) tdiff += fabs(dO[i * C + j] - (double)ot[j * R + i]);   /* summed */
     printf("    NS5 of a 12x20 matrix: singular values %.3f … %.3f, U·Oᵀ asymmetry %.2g, tall vs wide %.2g\n",
            sqrt(lo), sqrt(hi), asym, tdiff);
     CHECK_MSG(sqrt(lo) > 0.5 && sqrt(hi) < 1.5, "singular values %.3f … %.3f outside the quintic's band", sqrt(lo), sqrt(hi));
     CHECK_MSG(asym < 1e-4, "U·NS5(U)ᵀ is not symmetric (%.3g): the singular vectors moved", asym);
-    CHECK_MSG(tdiff < 1e-6, "NS5(Uᵀ) differs from NS5(U)ᵀ by %.3g", tdiff);
+    CHECK_MSG(tdiff < 1e-5, "NS5(Uᵀ) differs from NS5(U)ᵀ by %.3g in sum", tdiff);
 }
 
 /* ------------------------------------------------------------------ checkpoints */
