@@ -251,10 +251,10 @@ CIFAR_DIR = $(firstword $(foreach d,$(CIFAR10_DIR) data/cifar-10-batches-bin ../
 # TRAIN_EXTRA: flags added after the recipe's (a later flag wins), e.g. TRAIN_EXTRA="--amp --out runs/cifar10-amp"
 TRAIN_EXTRA ?=
 # train: the default recipe (vit-micro-cifar with CCT's max-pool conv tokenizer, mean pooling, sin-cos
-# positions, patch dropout 0.75, 84 epochs = 498 TFLOP; flip TTA and a weight average reported beside
-# the plain figure): 84.74 % over two seeds in FP32, 96 minutes on 2 Zen 3 cores, 87 on 2 Emerald
-# Rapids cores (docs/results.md)
-TRAIN_FLAGS ?= --model vit-micro-cifar --pool mean --pos sincos2d --patch-drop 0.75 --conv-stem 32,64 --stem-pool 1 --tta flip --model-ema --epochs 84 --eval-every 7 --batch 128 --lr 2e-3 --wd 0.05 --warmup 1e --min-lr 1e-5 --label-smoothing 0.1 --clip 1.0 --seed 0 --out runs/cifar10-pd75
+# positions, patch dropout 0.75, Muon for the blocks' matrices and AdamW for the rest, 72 epochs =
+# 493 TFLOP with Muon's Newton-Schulz FLOPs; flip TTA and a weight average reported beside the plain
+# figure): the two-seed figure is in docs/results.md
+TRAIN_FLAGS ?= --model vit-micro-cifar --pool mean --pos sincos2d --patch-drop 0.75 --conv-stem 32,64 --stem-pool 1 --muon --tta flip --model-ema --epochs 72 --eval-every 6 --batch 128 --lr 2e-3 --wd 0.05 --warmup 1e --min-lr 1e-5 --label-smoothing 0.1 --clip 1.0 --seed 0 --out runs/cifar10-muon
 # train-long: the 1,000 TFLOP recipe (the default's shape with a conv stem instead of the
 # patch cut, TrivialAugment, a weight average, 114 epochs, bf16 products): 108 minutes on 2 Zen 4
 # cores (docs/results.md); a second seed with TRAIN_EXTRA="--seed 1 --out runs/cifar10-long-stem-s1"
