@@ -252,7 +252,7 @@ CIFAR_DIR = $(firstword $(foreach d,$(CIFAR10_DIR) data/cifar-10-batches-bin ../
 TRAIN_EXTRA ?=
 # train: the default recipe (vit-micro-cifar with CCT's max-pool conv tokenizer, mean pooling, sin-cos
 # positions, patch dropout 0.75, Muon for the blocks' matrices and AdamW for the rest, 72 epochs =
-# 493 TFLOP with Muon's Newton-Schulz FLOPs; flip TTA and a weight average reported beside the plain
+# 492.8 TFLOP with Muon's Newton-Schulz FLOPs; flip TTA and a weight average reported beside the plain
 # figure): 86.90 % over two seeds in FP32 (docs/results.md)
 TRAIN_FLAGS ?= --model vit-micro-cifar --pool mean --pos sincos2d --patch-drop 0.75 --conv-stem 32,64 --stem-pool 1 --muon --tta flip --model-ema --epochs 72 --eval-every 6 --batch 128 --lr 2e-3 --wd 0.05 --warmup 1e --min-lr 1e-5 --label-smoothing 0.1 --clip 1.0 --seed 0 --out runs/cifar10-muon
 # train-long: the 1,000 TFLOP recipe (the default's shape with a conv stem instead of the
