@@ -277,10 +277,9 @@ $(B)/dist_check: $(B)/f32/tests/tools/dist_check.o $(B)/mpi/dist/mpi.o $(B)/libv
 TRAIN_FASHION_FLAGS ?= --dataset fashion-mnist --model vit-mnist --epochs 10 --lr 2e-3 --warmup 1e --aug none --out runs/fashion-mnist
 train-fashion: train-binary
 	$(BIN)/train $(TRAIN_FASHION_FLAGS) --continue
-# train-imagenet: vit-tiny-in64 with CIFAR-10's winners and the max-pool conv tokenizer, 24 epochs
-# = 83.1 TFLOP (docs/results.md: 82.40 % over two seeds in FP32; ~13 minutes on 2 Zen 3 cores at
-# the pace --bench measures)
-TRAIN_IMAGENET_FLAGS ?= --dataset imagefolder --model vit-tiny-in64 --pool mean --pos sincos2d --patch-drop 0.5 --conv-stem 32,64 --stem-pool 1 --tta flip --epochs 24 --batch 128 --lr 1e-3 --wd 0.05 --warmup 1e --min-lr 1e-5 --label-smoothing 0.1 --clip 1.0 --seed 0 --out runs/in64-stem-pool
+# train-imagenet: vit-tiny-in64 with CIFAR-10's winners (the max-pool conv tokenizer, Muon), 21
+# epochs = 82.5 TFLOP with Muon's Newton-Schulz FLOPs (docs/results.md: 85.40 % over two seeds in FP32)
+TRAIN_IMAGENET_FLAGS ?= --dataset imagefolder --model vit-tiny-in64 --pool mean --pos sincos2d --patch-drop 0.5 --conv-stem 32,64 --stem-pool 1 --muon --tta flip --epochs 21 --batch 128 --lr 1e-3 --wd 0.05 --warmup 1e --min-lr 1e-5 --label-smoothing 0.1 --clip 1.0 --seed 0 --out runs/in64-muon
 train-imagenet: train-binary
 	$(BIN)/train $(TRAIN_IMAGENET_FLAGS) --continue
 # each training recipe's flags, one line each (tests/test_train.c has ./train check them all)
